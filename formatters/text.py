@@ -1,0 +1,126 @@
+"""Plain text: for dumps, the exact lines of Kafka's ``kafka-dump-log.sh``.
+
+Each section kind has a renderer. Where Kafka versions differ, the newest behaviour is used
+(the Java rewrite of DumpLogSegments): legacy record lines have no stray ``}``, the key/payload
+prefix under ``--skip-record-metadata`` is ``| `` on the first item, and LEADER_CHANGE prints
+as ``LeaderChange: {json}``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Callable, Iterable, TextIO
+
+from . import Section
+
+_compact = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+
+def _b(value: bool) -> str:
+    return "true" if value else "false"
+
+
+def _optional_long(value: int | None) -> str:
+    return "OptionalLong.empty" if value is None else f"OptionalLong[{value}]"
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else _compact(value)
+
+
+def batch_line(b: dict[str, Any]) -> str:
+    """The batch line for magic 2, or the ``offset:`` line for magic 0/1."""
+    if b["magic"] >= 2:
+        head = (f"baseOffset: {b['baseOffset']} lastOffset: {b['lastOffset']} count: {b['count']} "
+                f"baseSequence: {b['baseSequence']} lastSequence: {b['lastSequence']} "
+                f"producerId: {b['producerId']} producerEpoch: {b['producerEpoch']} "
+                f"partitionLeaderEpoch: {b['partitionLeaderEpoch']} "
+                f"isTransactional: {_b(b['isTransactional'])} isControl: {_b(b['isControl'])} "
+                f"deleteHorizonMs: {_optional_long(b['deleteHorizonMs'])}")
+    else:
+        head = f"offset: {b['lastOffset']}"
+    return (f"{head} position: {b['position']} {b['timestampType']}: {b['maxTimestamp']} "
+            f"size: {b['size']} magic: {b['magic']} compresscodec: {b['compressCodec']} "
+            f"crc: {b['crc']} isvalid: {_b(b['isValid'])}")
+
+
+def control_text(c: dict[str, Any]) -> str:
+    t = c["type"]
+    if t in ("COMMIT", "ABORT"):
+        return f" endTxnMarker: {t} coordinatorEpoch: {c['coordinatorEpoch']}"
+    if t == "LEADER_CHANGE":
+        return f" LeaderChange: {_compact(c['data'])}"
+    label = {"SNAPSHOT_HEADER": "SnapshotHeader", "SNAPSHOT_FOOTER": "SnapshotFooter",
+             "KRAFT_VERSION": "KRaftVersion", "KRAFT_VOTERS": "KRaftVoters"}.get(t)
+    if label is not None:
+        return f" {label} {_compact(c['data'])}"
+    return f" controlType: {t}({c['typeId']})"
+
+
+def record_line(r: dict[str, Any], ts_type: str) -> str:
+    """A record line; without metadata (``--skip-record-metadata``) only key and payload."""
+    parts = []
+    skip_metadata = "offset" not in r
+    if not skip_metadata:
+        parts.append(f"| offset: {r['offset']} {ts_type}: {r['timestamp']} "
+                     f"keySize: {r['keySize']} valueSize: {r['valueSize']}")
+        if "sequence" in r:
+            parts.append(f" sequence: {r['sequence']} headerKeys: [{','.join(r['headerKeys'])}]")
+        if "crc" in r:
+            parts.append(f" isValid: {_b(r['isValid'])} crc: {r['crc']}")
+        if "control" in r:
+            parts.append(control_text(r["control"]))
+    prefix = "| " if skip_metadata else " "
+    if "key" in r:
+        parts.append(f"{prefix}key: {_text(r['key'])}")
+        prefix = " "
+    if "value" in r:
+        parts.append(f"{prefix}payload: {_text(r['value'])}")
+    return "".join(parts)
+
+
+def render_log(section: Section, out: TextIO) -> None:
+    """``Dumping``, the header line, batch and record lines, then the invalid-bytes line."""
+    w = out.write
+    h = section.header
+    w(f"Dumping {h['file']}\n")
+    kind = h.get("type")
+    if kind == "log":
+        w(f"Log starting offset: {h['logStartOffset']}\n")
+    elif kind == "bootstrap-snapshot":
+        w("KRaft bootstrap snapshot\n")
+    elif kind == "snapshot":
+        w(f"Snapshot end offset: {h['snapshotEndOffset']}, epoch: {h['snapshotEpoch']}\n")
+    for b in section.items:
+        w(batch_line(b))
+        w("\n")
+        recs = b.get("records")
+        if recs:
+            ts_type = b["timestampType"]
+            w("\n".join(record_line(r, ts_type) for r in recs))
+            w("\n")
+    invalid = section.footer.get("invalidBytes", 0)
+    if invalid > 0:
+        name = h["file"].replace("\\", "/").rsplit("/", 1)[-1]
+        w(f"Found {invalid} invalid bytes at the end of {name}\n")
+
+
+def render_unknown(section: Section, out: TextIO) -> None:
+    """A file the dump does not handle: Kafka still prints its ``Dumping`` line."""
+    out.write(f"Dumping {section.header['file']}\n")
+    for _ in section.items:
+        pass
+
+
+RENDERERS: dict[str, Callable[[Section, TextIO], None]] = {"log": render_log,
+                                                           "unknown": render_unknown}
+
+
+class TextFormatter:
+    def write(self, sections: Iterable[Section], out: TextIO) -> None:
+        for section in sections:
+            try:
+                render = RENDERERS[section.kind]
+            except KeyError:
+                raise ValueError(f"no text renderer for {section.kind!r} sections") from None
+            render(section, out)

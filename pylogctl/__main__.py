@@ -1,0 +1,3 @@
+from pylogctl.cli.app import main
+
+main()

@@ -1,0 +1,1 @@
+"""The command line: one module per subcommand, each only parsing options and rendering."""

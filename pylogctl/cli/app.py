@@ -1,0 +1,91 @@
+"""The ``pylogctl`` command: the Typer app, global options and the error boundary.
+
+Every failure ends as one line on stderr and a documented exit code; ``--debug`` shows the
+traceback instead.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Optional
+
+import typer
+
+from .. import __version__
+from ..errors import ExitCode, PylogctlError
+
+EXIT_CODES_HELP = (
+    "Exit codes: 0 success; 1 data problem found (invalid bytes, CRC mismatch, corrupt "
+    "data); 2 usage error; 3 file unreadable; 70 internal error (a bug: rerun with --debug); "
+    "130 interrupted; 141 output pipe closed."
+)
+
+app = typer.Typer(
+    name="pylogctl",
+    help="Inspect and repair Apache Kafka log directories offline.\n\n" + EXIT_CODES_HELP,
+    rich_markup_mode="rich",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+_debug = False
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"pylogctl {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Optional[bool] = typer.Option(None, "--version", callback=_version, is_eager=True,
+                                           help="Show the version and exit."),
+    debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors."),
+) -> None:
+    global _debug
+    _debug = debug or bool(os.environ.get("PYLOGCTL_DEBUG"))
+
+
+def _register() -> None:
+    from . import dump_segment, sample  # noqa: F401  (each module adds its command to ``app``)
+
+
+_register()
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry point: run the app and map every failure to an exit code."""
+    try:
+        app(args=argv, prog_name="pylogctl", standalone_mode=True)
+    except SystemExit:
+        raise
+    except PylogctlError as exc:
+        if _debug:
+            raise
+        print(f"pylogctl: {exc}", file=sys.stderr)
+        sys.exit(exc.exit_code)
+    except BrokenPipeError:
+        _silence_stdout()
+        sys.exit(ExitCode.BROKEN_PIPE)
+    except KeyboardInterrupt:
+        print("pylogctl: interrupted", file=sys.stderr)
+        sys.exit(ExitCode.INTERRUPTED)
+    except Exception as exc:  # the last line of defence: never a bare traceback
+        if _debug:
+            raise
+        print(f"pylogctl: internal error: {type(exc).__name__}: {exc} "
+              f"(rerun with --debug for the traceback)", file=sys.stderr)
+        sys.exit(ExitCode.INTERNAL)
+
+
+def _silence_stdout() -> None:
+    """After EPIPE, point stdout at /dev/null so the interpreter's final flush is quiet."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass

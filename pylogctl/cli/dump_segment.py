@@ -1,0 +1,119 @@
+"""``pylogctl dump-segment``: kafka-dump-log.sh, with JSON/NDJSON/YAML output besides."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Iterator, List, Optional
+
+import typer
+
+from ..errors import ExitCode, PylogctlError, UsageError
+from ..storage.naming import CHECKPOINT_SUFFIX, LOG_SUFFIX, suffix_of
+from ..tools.decoders import DECODER_NAMES
+from ..tools.dump_log_segments import DEFAULT_MAX_BYTES, DumpOptions, LogDump, dump_log
+from .app import EXIT_CODES_HELP, app
+from .output import OutputFormat, err, guarded_output
+
+
+class _Unknown:
+    """A file kafka-dump-log does not handle: it prints ``Dumping`` and moves on."""
+
+    kind = "unknown"
+    items_key = "batches"
+
+    def __init__(self, path: str) -> None:
+        self.header = {"file": path, "type": "unknown"}
+        self.footer: dict = {"ignored": True}
+        self.items: list = []
+
+
+def _decoder_option(flag: str, what: str):
+    return typer.Option(None, flag, help=f"Decoder for {what}: {', '.join(DECODER_NAMES)} "
+                        f"(default string). Giving it turns on --print-data-log, as in Kafka.",
+                        metavar="NAME")
+
+
+@app.command("dump-segment", epilog=EXIT_CODES_HELP)
+def dump_segment(
+    files: Optional[List[str]] = typer.Argument(None, help="Segment (.log) or KRaft snapshot "
+                                                "(.checkpoint) files to dump.", show_default=False),
+    files_opt: Optional[str] = typer.Option(None, "--files", help="Comma-separated files, as "
+                                            "kafka-dump-log takes them.", metavar="A,B"),
+    deep_iteration: bool = typer.Option(False, "--deep-iteration",
+                                        help="Print every record, not just batch headers."),
+    print_data_log: bool = typer.Option(False, "--print-data-log",
+                                        help="Print keys and values (implies --deep-iteration)."),
+    skip_record_metadata: bool = typer.Option(False, "--skip-record-metadata",
+                                              help="Leave out per-record metadata (and control "
+                                              "records)."),
+    max_bytes: int = typer.Option(DEFAULT_MAX_BYTES, "--max-bytes", min=0,
+                                  help="Only dump batches wholly within the first N bytes."),
+    key_decoder: Optional[str] = _decoder_option("--key-decoder", "record keys"),
+    value_decoder: Optional[str] = _decoder_option("--value-decoder", "record values and "
+                                                   "header values"),
+    output: OutputFormat = typer.Option(OutputFormat.text, "--output", "-o",
+                                        help="text: kafka-dump-log's exact lines; json; ndjson "
+                                        "(one batch per line); yaml."),
+) -> None:
+    """Dump the batches and records of Kafka log segments, like kafka-dump-log.sh."""
+    paths = list(files or [])
+    if files_opt:
+        paths.extend(p for p in files_opt.split(",") if p)
+    if not paths:
+        raise UsageError('Missing required argument "[files]"')
+    for name, value in (("--key-decoder", key_decoder), ("--value-decoder", value_decoder)):
+        if value is not None and value not in DECODER_NAMES:
+            raise UsageError(f"Invalid value for {name}: {value!r} (choose from "
+                             f"{', '.join(DECODER_NAMES)})")
+    options = DumpOptions(
+        deep_iteration=deep_iteration,
+        print_data=print_data_log or key_decoder is not None or value_decoder is not None,
+        skip_record_metadata=skip_record_metadata,
+        max_bytes=max_bytes,
+        key_decoder=key_decoder or "string",
+        value_decoder=value_decoder or "string",
+    )
+    guarded_output(lambda: _run(paths, options, output.value))
+
+
+def _run(paths: list[str], options: DumpOptions, output: str) -> int:
+    from ..formatters import get_formatter
+
+    dumps: list[LogDump] = []
+    failure: list[PylogctlError] = []
+
+    def sections() -> Iterator[object]:
+        for path in paths:
+            suffix = suffix_of(path)
+            if suffix not in (LOG_SUFFIX, CHECKPOINT_SUFFIX):
+                yield _Unknown(path)
+                sys.stdout.flush()
+                err(f"Ignoring unknown file {path}")
+                continue
+            try:
+                dump = dump_log(path, options)
+            except PylogctlError as exc:
+                failure.append(exc)
+                return
+            dumps.append(dump)
+            yield dump
+            if dump.error is not None:
+                failure.append(dump.error)
+                return
+
+    get_formatter(output).write(sections(), sys.stdout)
+    sys.stdout.flush()
+    for dump in dumps:
+        pairs = dump.footer.get("nonConsecutiveOffsets") or []
+        if pairs:
+            err(f"Non-consecutive offsets in {os.path.abspath(dump.path)}")
+            for prev, nxt in pairs:
+                err(f"  {prev} is followed by {nxt}")
+    if failure:
+        exc = failure[0]
+        err(f"pylogctl: {exc}")
+        return int(exc.exit_code)
+    if any(d.footer.get("invalidBytes") or d.footer.get("invalidBatches") for d in dumps):
+        return int(ExitCode.DATA_ERROR)
+    return int(ExitCode.OK)

@@ -1,0 +1,17 @@
+"""``pylogctl sample``: write a small sample log dir to try the other commands on."""
+
+from __future__ import annotations
+
+import typer
+
+from ..tools.sample_log_dir import write_sample_log_dir
+from .app import app
+
+
+@app.command("sample")
+def sample(
+    log_dir: str = typer.Argument(..., help="Directory to write the sample log dir into."),
+) -> None:
+    """Write a sample Kafka log dir (every codec, headers, a transaction) with pylogctl's writer."""
+    for path in write_sample_log_dir(log_dir):
+        typer.echo(str(path))

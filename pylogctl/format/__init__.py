@@ -1,0 +1,1 @@
+"""Kafka's byte formats: bytes in, typed objects out (and back). No files, no printing."""

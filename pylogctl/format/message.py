@@ -1,0 +1,261 @@
+"""Kafka's generated-message encoding, driven by small schema declarations.
+
+Kafka describes control records, coordinator records (``__consumer_offsets``,
+``__transaction_state``) and KRaft metadata records with JSON schemas and generates readers
+from them. This module is the one reader for all of them: a :class:`Field` list mirrors a
+schema, :func:`read_struct` decodes bytes at a version, and :func:`to_json` renders the result
+the way Kafka's generated ``*JsonConverter.write`` does (schema order, camelCase names, bytes as
+base64, uuids as URL-safe base64, tagged fields only when they differ from their default).
+
+Non-flexible versions: string = int16 length, bytes = int32 length, array = int32 count (-1 =
+null). Flexible versions: "compact" lengths as unsigned varint N+1 (0 = null), and every struct
+ends with a tagged-field section (count, then tag/size/data per field).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import struct
+from dataclasses import dataclass, field as dc_field
+from typing import Any
+
+from ..errors import CorruptRecordError
+from .varint import read_unsigned_varint
+
+_INTS = {"int8": struct.Struct(">b"), "int16": struct.Struct(">h"), "int32": struct.Struct(">i"),
+         "int64": struct.Struct(">q"), "uint16": struct.Struct(">H"), "uint32": struct.Struct(">I"),
+         "float64": struct.Struct(">d")}
+
+
+class KafkaUuid(bytes):
+    """16 raw bytes that render as Kafka's ``Uuid.toString()`` (URL-safe base64, no padding)."""
+
+    def __str__(self) -> str:
+        return base64.urlsafe_b64encode(bytes(self)).decode("ascii").rstrip("=")
+
+
+def _parse_versions(spec: str | None) -> tuple[int, int]:
+    if spec is None or spec == "none":
+        return (1, 0)  # empty range
+    if spec.endswith("+"):
+        return (int(spec[:-1]), 1 << 15)
+    if "-" in spec:
+        lo, hi = spec.split("-")
+        return (int(lo), int(hi))
+    return (int(spec), int(spec))
+
+
+@dataclass(frozen=True)
+class Field:
+    """One schema field. ``type`` is a primitive name, ``[]T`` for arrays, or ``struct``."""
+
+    name: str
+    type: str
+    versions: str = "0+"
+    nullable: str | None = None
+    tag: int | None = None
+    default: Any = None
+    fields: tuple["Field", ...] = ()
+
+    @property
+    def json_name(self) -> str:
+        return self.name[:1].lower() + self.name[1:]
+
+    def in_version(self, version: int) -> bool:
+        lo, hi = _parse_versions(self.versions)
+        return lo <= version <= hi
+
+    def nullable_in(self, version: int) -> bool:
+        lo, hi = _parse_versions(self.nullable)
+        return lo <= version <= hi
+
+    def default_value(self) -> Any:
+        if self.default is not None:
+            return self.default
+        base = self.type[2:] if self.type.startswith("[]") else self.type
+        if self.type.startswith("[]"):
+            return []
+        if base in _INTS:
+            return 0
+        if base == "bool":
+            return False
+        if base == "string":
+            return ""
+        if base == "uuid":
+            return KafkaUuid(bytes(16))
+        return None
+
+
+@dataclass(frozen=True)
+class Schema:
+    """A top-level message: its fields and the versions that are flexible."""
+
+    name: str
+    fields: tuple[Field, ...]
+    flexible: str = "none"
+    valid: str = "0+"
+    extra: dict = dc_field(default_factory=dict, compare=False)
+
+    def is_flexible(self, version: int) -> bool:
+        lo, hi = _parse_versions(self.flexible)
+        return lo <= version <= hi
+
+    def has_version(self, version: int) -> bool:
+        lo, hi = _parse_versions(self.valid)
+        return lo <= version <= hi
+
+
+class _Reader:
+    __slots__ = ("buf", "pos", "end")
+
+    def __init__(self, buf: bytes, pos: int = 0, end: int | None = None) -> None:
+        self.buf = buf
+        self.pos = pos
+        self.end = len(buf) if end is None else end
+
+    def need(self, n: int, what: str) -> None:
+        if n < 0 or self.pos + n > self.end:
+            raise CorruptRecordError(f"Error reading {what} of {n} byte(s): only "
+                                     f"{max(0, self.end - self.pos)} byte(s) available",
+                                     position=self.pos)
+
+    def fixed(self, kind: str) -> Any:
+        st = _INTS[kind]
+        self.need(st.size, kind)
+        (v,) = st.unpack_from(self.buf, self.pos)
+        self.pos += st.size
+        return v
+
+    def uvarint(self) -> int:
+        v, self.pos = read_unsigned_varint(self.buf, self.pos)
+        return v
+
+    def take(self, n: int, what: str) -> bytes:
+        self.need(n, what)
+        out = bytes(self.buf[self.pos:self.pos + n])
+        self.pos += n
+        return out
+
+
+def read_struct(buf: bytes, fields: tuple[Field, ...], version: int, flexible: bool,
+                pos: int = 0, end: int | None = None) -> tuple[dict[str, Any], int]:
+    """Decode a struct at ``pos``; return ``(values by json name, next position)``.
+
+    Only fields present in ``version`` appear; absent tagged fields get their default.
+    """
+    r = _Reader(buf, pos, end)
+    out = _read_fields(r, fields, version, flexible)
+    return out, r.pos
+
+
+def read_message(buf: bytes, schema: Schema, version: int) -> dict[str, Any]:
+    """Decode a whole top-level message and insist that nothing is left over."""
+    r = _Reader(buf)
+    out = _read_fields(r, schema.fields, version, schema.is_flexible(version))
+    if r.pos != r.end:
+        raise CorruptRecordError(f"Found {r.end - r.pos} unexpected trailing byte(s) after "
+                                 f"{schema.name} version {version}", position=r.pos)
+    return out
+
+
+def _read_fields(r: _Reader, fields: tuple[Field, ...], version: int, flexible: bool) -> dict:
+    values: dict[str, Any] = {}
+    tagged = {}
+    for f in fields:
+        if not f.in_version(version):
+            continue
+        if f.tag is not None and flexible:
+            tagged[f.tag] = f
+            continue
+        values[f.json_name] = _read_value(r, f, f.type, version, flexible)
+    present_tags: set[str] = set()
+    if flexible:
+        for _ in range(r.uvarint()):
+            tag = r.uvarint()
+            size = r.uvarint()
+            r.need(size, "tagged field")
+            f = tagged.get(tag)
+            if f is None:
+                r.pos += size  # unknown tags are skipped, as Kafka keeps but never prints them
+                continue
+            sub = _Reader(r.buf, r.pos, r.pos + size)
+            values[f.json_name] = _read_value(sub, f, f.type, version, flexible)
+            present_tags.add(f.json_name)
+            r.pos += size
+    # re-order to schema order; drop tagged fields that are absent or equal to their default
+    ordered: dict[str, Any] = {}
+    for f in fields:
+        if not f.in_version(version):
+            continue
+        name = f.json_name
+        if f.tag is not None and flexible:
+            if name in present_tags and values[name] != f.default_value():
+                ordered[name] = values[name]
+            continue
+        ordered[name] = values[name]
+    return ordered
+
+
+def _read_value(r: _Reader, f: Field, type_: str, version: int, flexible: bool) -> Any:
+    if type_.startswith("[]"):
+        if flexible:
+            n = r.uvarint() - 1
+        else:
+            n = r.fixed("int32")
+        if n < 0:
+            if n == -1 and f.nullable_in(version):
+                return None
+            if n == -1:
+                raise CorruptRecordError(f"non-nullable field {f.json_name} was serialized as null",
+                                         position=r.pos)
+            raise CorruptRecordError(f"Invalid array length {n} for field {f.json_name}",
+                                     position=r.pos)
+        if n > r.end - r.pos:
+            raise CorruptRecordError(f"Tried to allocate a collection of size {n}, but there are "
+                                     f"only {r.end - r.pos} bytes remaining.", position=r.pos)
+        elem = type_[2:]
+        return [_read_value(r, f, elem, version, flexible) for _ in range(n)]
+    if type_ in _INTS:
+        return r.fixed(type_)
+    if type_ == "bool":
+        return r.fixed("int8") != 0
+    if type_ == "uuid":
+        return KafkaUuid(r.take(16, "uuid"))
+    if type_ in ("string", "bytes", "records"):
+        if flexible:
+            n = r.uvarint() - 1
+        else:
+            n = r.fixed("int16") if type_ == "string" else r.fixed("int32")
+        if n < 0:
+            if n == -1 and (f.nullable_in(version) or type_ == "records"):
+                return None
+            if n == -1:
+                raise CorruptRecordError(f"non-nullable field {f.json_name} was serialized as null",
+                                         position=r.pos)
+            raise CorruptRecordError(f"Invalid length {n} for field {f.json_name}", position=r.pos)
+        raw = r.take(n, "string" if type_ == "string" else "byte array")
+        if type_ == "string":
+            return raw.decode("utf-8", "replace")
+        return raw
+    # a nested struct (type is the struct's name)
+    sub, r.pos = read_struct(r.buf, f.fields, version, flexible, r.pos, r.end)
+    return sub
+
+
+def to_json_value(value: Any) -> Any:
+    """Convert decoded values to JSON-ready ones (bytes -> base64, uuid -> Kafka's form)."""
+    if isinstance(value, KafkaUuid):
+        return str(value)
+    if isinstance(value, (bytes, bytearray)):
+        return base64.b64encode(bytes(value)).decode("ascii")
+    if isinstance(value, dict):
+        return {k: to_json_value(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [to_json_value(v) for v in value]
+    return value
+
+
+def to_json(value: Any) -> str:
+    """Compact JSON as Jackson's ``ObjectNode.toString()`` prints it."""
+    return json.dumps(to_json_value(value), separators=(",", ":"), ensure_ascii=False)

@@ -1,0 +1,1 @@
+"""Files and directories of a Kafka log dir, on top of :mod:`pylogctl.format`."""

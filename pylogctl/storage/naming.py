@@ -1,0 +1,50 @@
+"""Kafka's file naming (``LogFileUtils``): segment files are named by base offset.
+
+``00000000000000000042.log`` holds the batches from offset 42; its indexes share the stem.
+KRaft snapshots are ``{endOffset:020d}-{epoch:010d}.checkpoint``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+LOG_SUFFIX = ".log"
+INDEX_SUFFIX = ".index"
+TIME_INDEX_SUFFIX = ".timeindex"
+TXN_INDEX_SUFFIX = ".txnindex"
+PRODUCER_SNAPSHOT_SUFFIX = ".snapshot"
+CHECKPOINT_SUFFIX = ".checkpoint"
+BOOTSTRAP_CHECKPOINT = "bootstrap.checkpoint"
+_SNAPSHOT_RE = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
+
+
+def filename_prefix(offset: int) -> str:
+    """The 20-digit zero-padded stem Kafka gives a segment starting at ``offset``."""
+    return f"{offset:020d}"
+
+
+def log_filename(offset: int) -> str:
+    return filename_prefix(offset) + LOG_SUFFIX
+
+
+def offset_from_file(path: str | os.PathLike[str]) -> int:
+    """Base offset from a file name: the name up to its first ``.``, parsed as a long."""
+    name = Path(path).name
+    return int(name.split(".", 1)[0])
+
+
+def snapshot_id_from_file(path: str | os.PathLike[str]) -> tuple[int, int] | None:
+    """``(end offset, epoch)`` of a KRaft snapshot file name, or None if it is not one."""
+    m = _SNAPSHOT_RE.match(Path(path).name)
+    if m is None:
+        return None
+    return int(m.group(1)), int(m.group(2))
+
+
+def suffix_of(path: str | os.PathLike[str]) -> str:
+    """The text from the last ``.`` of the file name (``""`` when there is none)."""
+    name = Path(path).name
+    i = name.rfind(".")
+    return name[i:] if i >= 0 else ""

@@ -1,0 +1,53 @@
+"""The built wheel installs formatters/ as pylogctl.formatters and nothing at top level."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from support import REPO
+
+
+@pytest.mark.slow
+def test_wheel_maps_formatters_under_the_package(tmp_path: Path):
+    proc = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
+         "-w", str(tmp_path), str(REPO)],
+        capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    wheel = next(tmp_path.glob("pylogctl-*.whl"))
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "pylogctl/formatters/__init__.py" in names
+    assert "pylogctl/formatters/text.py" in names
+    assert not any(n.startswith("formatters/") for n in names)
+    assert "pylogctl/cli/app.py" in names and "pylogctl/format/record_batch.py" in names
+
+
+def test_installed_package_exposes_formatters_and_console_script():
+    import pylogctl.formatters as f
+
+    assert Path(f.__file__).parent.name == "formatters"
+    assert set(f.FORMATS) == {"text", "json", "ndjson", "yaml"}
+    proc = subprocess.run([sys.executable, "-m", "pylogctl", "--version"], capture_output=True,
+                          text=True, timeout=60)
+    import pylogctl
+    assert proc.stdout.strip() == f"pylogctl {pylogctl.__version__}"
+
+
+def test_sample_writes_a_log_dir_that_dumps_cleanly(tmp_path: Path):
+    from pylogctl.tools.dump_log_segments import DumpOptions, dump_log
+    from pylogctl.tools.sample_log_dir import write_sample_log_dir
+
+    files = write_sample_log_dir(tmp_path)
+    seg = tmp_path / "orders-0" / "00000000000000000000.log"
+    assert seg in files
+    dump = dump_log(seg, DumpOptions(print_data=True))
+    batches = list(dump.items)
+    assert dump.error is None and dump.footer["invalidBytes"] == 0
+    assert {b["compressCodec"] for b in batches} == {"none", "gzip", "snappy", "lz4", "zstd"}
+    assert all(b["isValid"] for b in batches)
+    assert batches[-1]["isControl"] and batches[-1]["records"][0]["control"]["type"] == "COMMIT"
