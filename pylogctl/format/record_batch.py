@@ -200,6 +200,9 @@ def decode_records(data: bytes, count: int, base_offset: int, base_timestamp: in
     has_seq = base_sequence >= 0
     try:
         for _ in range(count):
+            if pos >= end:
+                raise CorruptRecordError("Incorrect declared batch size, premature EOF reached",
+                                         position=pos)
             b = data[pos]
             if b < 0x80:
                 size = (b >> 1) ^ -(b & 1)
@@ -269,9 +272,12 @@ def decode_records(data: bytes, count: int, base_offset: int, base_timestamp: in
             append(Rec(base_offset + off_delta,
                        base_timestamp + ts_delta if log_append_time is None else log_append_time,
                        key, value, headers, seq, attributes))
-    except IndexError:
-        raise CorruptRecordError("Incorrect declared batch size, premature EOF reached",
-                                 position=start) from None
+    except (IndexError, CorruptRecordError) as exc:
+        # a length that ran past the buffer: report it at the start of the record, as Kafka's
+        # BufferUnderflowException becomes "Found invalid record structure"
+        if isinstance(exc, CorruptRecordError) and exc.position is not None and exc.position <= end:
+            raise
+        raise CorruptRecordError("Found invalid record structure", position=start) from None
     if pos != end:
         raise CorruptRecordError("Incorrect declared batch size, records still remaining in file",
                                  position=pos)
@@ -296,6 +302,8 @@ def _read_headers(data: bytes, pos: int) -> tuple[tuple[Header, ...], int]:
         pos += klen
         vlen, pos = read_varint(data, pos)
         if vlen >= 0:
+            if pos + vlen > len(data):
+                raise IndexError
             value = data[pos:pos + vlen]
             pos += vlen
         elif vlen == -1:
