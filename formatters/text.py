@@ -112,8 +112,35 @@ def render_unknown(section: Section, out: TextIO) -> None:
         pass
 
 
-RENDERERS: dict[str, Callable[[Section, TextIO], None]] = {"log": render_log,
-                                                           "unknown": render_unknown}
+def render_offset_index(section: Section, out: TextIO) -> None:
+    """``offset: {o} position: {p}`` per entry; the verdicts go to stderr (the caller's job)."""
+    w = out.write
+    path = section.header["file"]
+    w(f"Dumping {path}\n")
+    for e in section.items:
+        w(f"offset: {e['offset']} position: {e['position']}\n")
+    if section.footer.get("empty"):
+        w(f"{path} is empty.\n")
+    if section.footer.get("sanityCheck") == "passed":
+        w(f"{path} passed sanity check.\n")
+
+
+def render_time_index(section: Section, out: TextIO) -> None:
+    w = out.write
+    path = section.header["file"]
+    w(f"Dumping {path}\n")
+    for e in section.items:
+        w(f"timestamp: {e['timestamp']} offset: {e['offset']}\n")
+    if section.footer.get("sanityCheck") == "passed":
+        w(f"{path} passed sanity check.\n")
+
+
+RENDERERS: dict[str, Callable[[Section, TextIO], None]] = {
+    "log": render_log,
+    "unknown": render_unknown,
+    "offset-index": render_offset_index,
+    "time-index": render_time_index,
+}
 
 
 class TextFormatter:

@@ -6,6 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from dataclasses import dataclass
+
+from pylogctl.cli.app import main
 from support import CORPUS, CORPUS_MISSING_REASON
 
 
@@ -14,3 +17,29 @@ def corpus() -> Path:
     if not CORPUS.is_dir():
         pytest.skip(CORPUS_MISSING_REASON)
     return CORPUS
+
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+
+    @property
+    def lines(self) -> list[str]:
+        return self.out.splitlines()
+
+
+@pytest.fixture
+def cli(capsys):
+    def run(*args: str) -> Result:
+        capsys.readouterr()
+        try:
+            main([str(a) for a in args])
+            code = 0
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        captured = capsys.readouterr()
+        return Result(code, captured.out, captured.err)
+    return run

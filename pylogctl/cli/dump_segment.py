@@ -9,7 +9,9 @@ from typing import Iterator, List, Optional
 import typer
 
 from ..errors import ExitCode, PylogctlError, UsageError
-from ..storage.naming import CHECKPOINT_SUFFIX, LOG_SUFFIX, suffix_of
+from ..storage.naming import (CHECKPOINT_SUFFIX, INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX,
+                              suffix_of)
+from ..tools.dump_index import DEFAULT_MAX_MESSAGE_SIZE, IndexDump, IndexDumpOptions, dump_index
 from ..tools.decoders import DECODER_NAMES
 from ..tools.dump_log_segments import DEFAULT_MAX_BYTES, DumpOptions, LogDump, dump_log
 from .app import EXIT_CODES_HELP, app
@@ -52,6 +54,15 @@ def dump_segment(
     key_decoder: Optional[str] = _decoder_option("--key-decoder", "record keys"),
     value_decoder: Optional[str] = _decoder_option("--value-decoder", "record values and "
                                                    "header values"),
+    verify_index_only: bool = typer.Option(False, "--verify-index-only",
+                                           help="For .index/.timeindex: check entries against the "
+                                           "log without printing them."),
+    index_sanity_check: bool = typer.Option(False, "--index-sanity-check",
+                                            help="For .index/.timeindex: run only the broker's "
+                                            "sanity check."),
+    max_message_size: int = typer.Option(DEFAULT_MAX_MESSAGE_SIZE, "--max-message-size", min=1,
+                                         help="Bytes read at each offset-index entry when "
+                                         "verifying."),
     output: OutputFormat = typer.Option(OutputFormat.text, "--output", "-o",
                                         help="text: kafka-dump-log's exact lines; json; ndjson "
                                         "(one batch per line); yaml."),
@@ -74,18 +85,31 @@ def dump_segment(
         key_decoder=key_decoder or "string",
         value_decoder=value_decoder or "string",
     )
-    guarded_output(lambda: _run(paths, options, output.value))
+    index_options = IndexDumpOptions(verify_only=verify_index_only,
+                                     sanity_check_only=index_sanity_check,
+                                     max_message_size=max_message_size)
+    guarded_output(lambda: _run(paths, options, index_options, output.value))
 
 
-def _run(paths: list[str], options: DumpOptions, output: str) -> int:
+def _run(paths: list[str], options: DumpOptions, index_options: IndexDumpOptions,
+         output: str) -> int:
     from ..formatters import get_formatter
 
     dumps: list[LogDump] = []
+    indexes: list[IndexDump] = []
     failure: list[PylogctlError] = []
 
     def sections() -> Iterator[object]:
         for path in paths:
             suffix = suffix_of(path)
+            if suffix in (INDEX_SUFFIX, TIME_INDEX_SUFFIX):
+                idx = dump_index(path, index_options)
+                indexes.append(idx)
+                yield idx
+                if idx.error is not None:
+                    failure.append(idx.error)
+                    return
+                continue
             if suffix not in (LOG_SUFFIX, CHECKPOINT_SUFFIX):
                 yield _Unknown(path)
                 sys.stdout.flush()
@@ -104,6 +128,7 @@ def _run(paths: list[str], options: DumpOptions, output: str) -> int:
 
     get_formatter(output).write(sections(), sys.stdout)
     sys.stdout.flush()
+    index_problem = _report_index_verdicts(indexes)
     for dump in dumps:
         pairs = dump.footer.get("nonConsecutiveOffsets") or []
         if pairs:
@@ -114,6 +139,51 @@ def _run(paths: list[str], options: DumpOptions, output: str) -> int:
         exc = failure[0]
         err(f"pylogctl: {exc}")
         return int(exc.exit_code)
-    if any(d.footer.get("invalidBytes") or d.footer.get("invalidBatches") for d in dumps):
+    if index_problem or any(d.footer.get("invalidBytes") or d.footer.get("invalidBatches")
+                            for d in dumps):
         return int(ExitCode.DATA_ERROR)
     return int(ExitCode.OK)
+
+
+def _report_index_verdicts(indexes: list[IndexDump]) -> bool:
+    """Kafka's stderr summaries (offset-index mismatches, then time-index errors, each file in
+    turn), plus one line saying how many mismatches are benign. True if anything is wrong."""
+    problem = False
+    for idx in indexes:
+        mismatches = idx.footer.get("mismatches") or []
+        if not mismatches:
+            continue
+        err(f"Mismatches in :{os.path.abspath(idx.path)}")
+        for m in mismatches:
+            err(f"  Index offset: {m['indexOffset']}, log offset: {m['logOffset']}")
+        benign = sum(m["verdict"] == "benign" for m in mismatches)
+        if benign:
+            err(f"  ({benign} of {len(mismatches)} are benign: the entries index multi-batch "
+                f"appends, as followers write them, and lookups still find every offset; "
+                f"-o json explains each)")
+        problem = problem or benign < len(mismatches)
+    labels = (("timestampMismatches", "Found timestamp mismatch in :{}",
+               "  Index timestamp: {indexTimestamp}, log timestamp: {logTimestamp}"),
+              ("outOfOrder", "Found out of order timestamp in :{}",
+               "  Index timestamp: {indexTimestamp}, Previously indexed timestamp: "
+               "{previousTimestamp}"))
+    for key, head, line in labels:
+        for idx in indexes:
+            rows = idx.footer.get(key) or []
+            if rows:
+                problem = True
+                err(head.format(os.path.abspath(idx.path)))
+                for r in rows:
+                    err(line.format(**r))
+    for idx in indexes:
+        rows = idx.footer.get("notFound") or []
+        if rows:
+            err("The following indexed offsets are not found in the log.")
+            for r in rows:
+                err(f"Indexed offset: {r['indexOffset']}, found log offset: {r['logOffset']}")
+            benign = sum(r.get("verdict") == "benign" for r in rows)
+            if benign:
+                err(f"({benign} of {len(rows)} are benign: the entries name the record with the "
+                    f"batch's max timestamp, as older brokers wrote them; -o json explains each)")
+            problem = problem or benign < len(rows)
+    return problem
