@@ -135,7 +135,31 @@ def render_time_index(section: Section, out: TextIO) -> None:
         w(f"{path} passed sanity check.\n")
 
 
+def render_txn_index(section: Section, out: TextIO) -> None:
+    out.write(f"Dumping {section.header['file']}\n")
+    for e in section.items:
+        out.write(f"version: {e['version']} producerId: {e['producerId']} firstOffset: "
+                  f"{e['firstOffset']} lastOffset: {e['lastOffset']} lastStableOffset: "
+                  f"{e['lastStableOffset']}\n")
+
+
+def render_producer_snapshot(section: Section, out: TextIO) -> None:
+    """One line per producer; the batch part only when the entry has batch metadata."""
+    out.write(f"Dumping {section.header['file']}\n")
+    for e in section.items:
+        line = (f"producerId: {e['producerId']} producerEpoch: {e['producerEpoch']} "
+                f"coordinatorEpoch: {e['coordinatorEpoch']} currentTxnFirstOffset: "
+                f"{_optional_long(e['currentTxnFirstOffset'])} lastTimestamp: {e['lastTimestamp']}")
+        if "lastOffset" in e:
+            line += (f" firstSequence: {e['firstSequence']} lastSequence: {e['lastSequence']} "
+                     f"lastOffset: {e['lastOffset']} offsetDelta: {e['offsetDelta']} "
+                     f"timestamp: {e['timestamp']}")
+        out.write(line + "\n")
+
+
 RENDERERS: dict[str, Callable[[Section, TextIO], None]] = {
+    "txn-index": render_txn_index,
+    "producer-snapshot": render_producer_snapshot,
     "log": render_log,
     "unknown": render_unknown,
     "offset-index": render_offset_index,

@@ -9,8 +9,10 @@ from typing import Iterator, List, Optional
 import typer
 
 from ..errors import ExitCode, PylogctlError, UsageError
-from ..storage.naming import (CHECKPOINT_SUFFIX, INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX,
+from ..storage.naming import (CHECKPOINT_SUFFIX, INDEX_SUFFIX, LOG_SUFFIX,
+                              PRODUCER_SNAPSHOT_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX,
                               suffix_of)
+from ..tools.dump_state import StateDump, dump_state
 from ..tools.dump_index import DEFAULT_MAX_MESSAGE_SIZE, IndexDump, IndexDumpOptions, dump_index
 from ..tools.decoders import DECODER_NAMES
 from ..tools.dump_log_segments import DEFAULT_MAX_BYTES, DumpOptions, LogDump, dump_log
@@ -97,6 +99,7 @@ def _run(paths: list[str], options: DumpOptions, index_options: IndexDumpOptions
 
     dumps: list[LogDump] = []
     indexes: list[IndexDump] = []
+    states: list[StateDump] = []
     failure: list[PylogctlError] = []
 
     def sections() -> Iterator[object]:
@@ -108,6 +111,17 @@ def _run(paths: list[str], options: DumpOptions, index_options: IndexDumpOptions
                 yield idx
                 if idx.error is not None:
                     failure.append(idx.error)
+                    return
+                continue
+            if suffix in (TXN_INDEX_SUFFIX, PRODUCER_SNAPSHOT_SUFFIX):
+                state = dump_state(path)
+                states.append(state)
+                yield state
+                if state.corrupt:
+                    sys.stdout.flush()
+                    err(state.corrupt)
+                if state.error is not None:
+                    failure.append(state.error)
                     return
                 continue
             if suffix not in (LOG_SUFFIX, CHECKPOINT_SUFFIX):
@@ -129,6 +143,7 @@ def _run(paths: list[str], options: DumpOptions, index_options: IndexDumpOptions
     get_formatter(output).write(sections(), sys.stdout)
     sys.stdout.flush()
     index_problem = _report_index_verdicts(indexes)
+    corrupt_state = any(s.footer.get("corrupt") for s in states)
     for dump in dumps:
         pairs = dump.footer.get("nonConsecutiveOffsets") or []
         if pairs:
@@ -139,7 +154,7 @@ def _run(paths: list[str], options: DumpOptions, index_options: IndexDumpOptions
         exc = failure[0]
         err(f"pylogctl: {exc}")
         return int(exc.exit_code)
-    if index_problem or any(d.footer.get("invalidBytes") or d.footer.get("invalidBatches")
+    if corrupt_state or index_problem or any(d.footer.get("invalidBytes") or d.footer.get("invalidBatches")
                             for d in dumps):
         return int(ExitCode.DATA_ERROR)
     return int(ExitCode.OK)
