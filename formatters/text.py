@@ -157,7 +157,34 @@ def render_producer_snapshot(section: Section, out: TextIO) -> None:
         out.write(line + "\n")
 
 
+def render_metadata(section: Section, out: TextIO) -> None:
+    """Checkpoints and metadata files, in kafka-dump-log's ``name: value`` style."""
+    w = out.write
+    kind = section.header["type"]
+    w(f"Dumping {section.header['file']}\n")
+    items = list(section.items)
+    foot = section.footer
+    if kind in ("offset-checkpoint", "leader-epoch-checkpoint") and foot.get("version") is not None:
+        w(f"version: {foot['version']} entries: {len(items)}\n")
+    for e in items:
+        if kind == "offset-checkpoint":
+            w(f"topic: {e['topic']} partition: {e['partition']} offset: {e['offset']}\n")
+        elif kind == "leader-epoch-checkpoint":
+            w(f"epoch: {e['epoch']} startOffset: {e['startOffset']}\n")
+        elif kind == "partition-metadata":
+            w(f"version: {e['version']} topicId: {e['topicId']}\n")
+        elif kind == "meta-properties":
+            w(f"{e['key']}={e['value']}\n")
+        else:
+            w(_compact(e) + "\n")
+    if foot.get("emptyFile"):
+        w(f"{section.header['file']} is empty.\n")
+
+
 RENDERERS: dict[str, Callable[[Section, TextIO], None]] = {
+    **{kind: render_metadata for kind in ("offset-checkpoint", "leader-epoch-checkpoint",
+                                          "partition-metadata", "meta-properties",
+                                          "quorum-state", "clean-shutdown")},
     "txn-index": render_txn_index,
     "producer-snapshot": render_producer_snapshot,
     "log": render_log,

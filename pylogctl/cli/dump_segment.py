@@ -9,27 +9,12 @@ from typing import Iterator, List, Optional
 import typer
 
 from ..errors import ExitCode, PylogctlError, UsageError
-from ..storage.naming import (CHECKPOINT_SUFFIX, INDEX_SUFFIX, LOG_SUFFIX,
-                              PRODUCER_SNAPSHOT_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX,
-                              suffix_of)
-from ..tools.dump_state import StateDump, dump_state
-from ..tools.dump_index import DEFAULT_MAX_MESSAGE_SIZE, IndexDump, IndexDumpOptions, dump_index
+from ..tools.dump_files import AnyDump, dump_file
+from ..tools.dump_index import DEFAULT_MAX_MESSAGE_SIZE, IndexDump, IndexDumpOptions
 from ..tools.decoders import DECODER_NAMES
-from ..tools.dump_log_segments import DEFAULT_MAX_BYTES, DumpOptions, LogDump, dump_log
+from ..tools.dump_log_segments import DEFAULT_MAX_BYTES, DumpOptions
 from .app import EXIT_CODES_HELP, app
 from .output import OutputFormat, err, guarded_output
-
-
-class _Unknown:
-    """A file kafka-dump-log does not handle: it prints ``Dumping`` and moves on."""
-
-    kind = "unknown"
-    items_key = "batches"
-
-    def __init__(self, path: str) -> None:
-        self.header = {"file": path, "type": "unknown"}
-        self.footer: dict = {"ignored": True}
-        self.items: list = []
 
 
 def _decoder_option(flag: str, what: str):
@@ -40,8 +25,10 @@ def _decoder_option(flag: str, what: str):
 
 @app.command("dump-segment", epilog=EXIT_CODES_HELP)
 def dump_segment(
-    files: Optional[List[str]] = typer.Argument(None, help="Segment (.log) or KRaft snapshot "
-                                                "(.checkpoint) files to dump.", show_default=False),
+    files: Optional[List[str]] = typer.Argument(None, help="Files to dump: .log, .index, "
+                                                ".timeindex, .txnindex, .snapshot, KRaft "
+                                                ".checkpoint, checkpoint and metadata files.",
+                                                show_default=False),
     files_opt: Optional[str] = typer.Option(None, "--files", help="Comma-separated files, as "
                                             "kafka-dump-log takes them.", metavar="A,B"),
     deep_iteration: bool = typer.Option(False, "--deep-iteration",
@@ -97,54 +84,30 @@ def _run(paths: list[str], options: DumpOptions, index_options: IndexDumpOptions
          output: str) -> int:
     from ..formatters import get_formatter
 
-    dumps: list[LogDump] = []
-    indexes: list[IndexDump] = []
-    states: list[StateDump] = []
+    done: list[AnyDump] = []
     failure: list[PylogctlError] = []
 
     def sections() -> Iterator[object]:
         for path in paths:
-            suffix = suffix_of(path)
-            if suffix in (INDEX_SUFFIX, TIME_INDEX_SUFFIX):
-                idx = dump_index(path, index_options)
-                indexes.append(idx)
-                yield idx
-                if idx.error is not None:
-                    failure.append(idx.error)
-                    return
-                continue
-            if suffix in (TXN_INDEX_SUFFIX, PRODUCER_SNAPSHOT_SUFFIX):
-                state = dump_state(path)
-                states.append(state)
-                yield state
-                if state.corrupt:
-                    sys.stdout.flush()
-                    err(state.corrupt)
-                if state.error is not None:
-                    failure.append(state.error)
-                    return
-                continue
-            if suffix not in (LOG_SUFFIX, CHECKPOINT_SUFFIX):
-                yield _Unknown(path)
-                sys.stdout.flush()
-                err(f"Ignoring unknown file {path}")
-                continue
             try:
-                dump = dump_log(path, options)
+                dump = dump_file(path, options, index_options)
             except PylogctlError as exc:
                 failure.append(exc)
                 return
-            dumps.append(dump)
+            done.append(dump)
             yield dump
+            if dump.kind == "unknown" or getattr(dump, "corrupt", None):
+                sys.stdout.flush()
+                err(f"Ignoring unknown file {path}" if dump.kind == "unknown" else dump.corrupt)
             if dump.error is not None:
                 failure.append(dump.error)
                 return
 
     get_formatter(output).write(sections(), sys.stdout)
     sys.stdout.flush()
-    index_problem = _report_index_verdicts(indexes)
-    corrupt_state = any(s.footer.get("corrupt") for s in states)
-    for dump in dumps:
+    index_problem = _report_index_verdicts([d for d in done if isinstance(d, IndexDump)])
+    corrupt = any(getattr(d, "corrupt", None) for d in done)
+    for dump in done:
         pairs = dump.footer.get("nonConsecutiveOffsets") or []
         if pairs:
             err(f"Non-consecutive offsets in {os.path.abspath(dump.path)}")
@@ -154,8 +117,8 @@ def _run(paths: list[str], options: DumpOptions, index_options: IndexDumpOptions
         exc = failure[0]
         err(f"pylogctl: {exc}")
         return int(exc.exit_code)
-    if corrupt_state or index_problem or any(d.footer.get("invalidBytes") or d.footer.get("invalidBatches")
-                            for d in dumps):
+    if corrupt or index_problem or any(d.footer.get("invalidBytes") or d.footer.get("invalidBatches")
+                                       for d in done):
         return int(ExitCode.DATA_ERROR)
     return int(ExitCode.OK)
 

@@ -1,0 +1,144 @@
+"""Kafka's text checkpoint files: the one reader and writer for all of them.
+
+Layout: a version line (``0``), an entry-count line, then one whitespace-separated entry per
+line. Log-dir checkpoints (``recovery-point-offset-checkpoint``,
+``replication-offset-checkpoint``, ``log-start-offset-checkpoint``,
+``cleaner-offset-checkpoint``) hold ``topic partition offset`` entries; a partition's
+``leader-epoch-checkpoint`` holds ``epoch startOffset`` entries. A zero-byte file reads as no
+entries, as in Kafka. Writes are atomic: temp file, fsync, rename, fsync of the directory.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from typing import Callable, Generic, Iterable, TypeVar
+
+from ..errors import CorruptRecordError, FileUnreadableError
+
+T = TypeVar("T")
+CURRENT_VERSION = 0
+_WS = re.compile(r"\s+")
+
+OFFSET_CHECKPOINTS = ("recovery-point-offset-checkpoint", "replication-offset-checkpoint",
+                      "log-start-offset-checkpoint", "cleaner-offset-checkpoint")
+LEADER_EPOCH_CHECKPOINT = "leader-epoch-checkpoint"
+
+
+class CorruptCheckpointError(CorruptRecordError):
+    """A checkpoint file a broker would refuse to read."""
+
+
+@dataclass(frozen=True)
+class TopicPartitionOffset:
+    topic: str
+    partition: int
+    offset: int
+
+
+@dataclass(frozen=True)
+class EpochEntry:
+    epoch: int
+    start_offset: int
+
+
+@dataclass(frozen=True)
+class Checkpoint(Generic[T]):
+    version: int | None  # None for a zero-byte file
+    entries: list[T]
+
+
+def _parse_tpo(fields: list[str]) -> TopicPartitionOffset:
+    topic, partition, offset = fields
+    return TopicPartitionOffset(topic, int(partition), int(offset))
+
+
+def _parse_epoch(fields: list[str]) -> EpochEntry:
+    epoch, offset = fields
+    return EpochEntry(int(epoch), int(offset))
+
+
+def read_checkpoint(path: str | os.PathLike[str], parse: Callable[[list[str]], T]) -> Checkpoint[T]:
+    """Read any checkpoint file with ``parse`` for its entries, with Kafka's error messages."""
+    path = os.fspath(path)
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except FileNotFoundError:
+        raise FileUnreadableError(f"No such file: {path}", path=path) from None
+    except OSError as exc:
+        raise FileUnreadableError(f"Cannot read {path}: {exc.strerror}", path=path) from None
+    text = raw.decode("utf-8", "replace")
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    if not lines:
+        return Checkpoint(None, [])
+    position = 0
+
+    def bad(line: str) -> CorruptCheckpointError:
+        return CorruptCheckpointError(f"Malformed line in checkpoint file ({path}): '{line}'",
+                                      path=path, position=position)
+
+    try:
+        version = int(lines[0].strip())
+    except ValueError:
+        raise bad(lines[0]) from None
+    if version != CURRENT_VERSION:
+        raise CorruptCheckpointError(f"Unrecognized version of the checkpoint file ({path}): "
+                                     f"{version}", path=path, position=0)
+    position = len(lines[0]) + 1
+    if len(lines) < 2:
+        raise CorruptCheckpointError(f"Expected an entry count in checkpoint file ({path})",
+                                     path=path, position=position)
+    try:
+        expected = int(lines[1].strip())
+    except ValueError:
+        raise bad(lines[1]) from None
+    position += len(lines[1]) + 1
+    entries = []
+    for line in lines[2:]:
+        fields = [f for f in _WS.split(line.strip()) if f]
+        try:
+            entries.append(parse(fields))
+        except (ValueError, TypeError):
+            raise bad(line) from None
+        position += len(line) + 1
+    if len(entries) != expected:
+        raise CorruptCheckpointError(f"Expected {expected} entries in checkpoint file ({path}), "
+                                     f"but found only {len(entries)}", path=path, position=position)
+    return Checkpoint(version, entries)
+
+
+def read_offset_checkpoint(path: str | os.PathLike[str]) -> Checkpoint[TopicPartitionOffset]:
+    return read_checkpoint(path, _parse_tpo)
+
+
+def read_leader_epoch_checkpoint(path: str | os.PathLike[str]) -> Checkpoint[EpochEntry]:
+    return read_checkpoint(path, _parse_epoch)
+
+
+def format_checkpoint(lines: Iterable[str]) -> str:
+    body = list(lines)
+    return f"{CURRENT_VERSION}\n{len(body)}\n" + "".join(f"{line}\n" for line in body)
+
+
+def write_checkpoint_atomically(path: str | os.PathLike[str], lines: Iterable[str]) -> None:
+    """Replace ``path`` so that a crash leaves either the old file or the new one."""
+    write_file_atomically(path, format_checkpoint(lines).encode())
+
+
+def write_file_atomically(path: str | os.PathLike[str], data: bytes) -> None:
+    path = os.fspath(path)
+    tmp = path + ".tmp"
+    with open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    dir_fd = os.open(os.path.dirname(os.path.abspath(path)), os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)

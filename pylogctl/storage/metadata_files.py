@@ -1,0 +1,86 @@
+"""Small metadata files of a log dir: ``meta.properties``, ``partition.metadata``,
+``quorum-state`` and ``.kafka_cleanshutdown``.
+
+``meta.properties`` is a Java properties file (``version=0`` with ``broker.id`` in ZooKeeper
+mode, ``version=1`` with ``node.id`` in KRaft, plus ``cluster.id`` / ``directory.id``);
+``partition.metadata`` is ``version: 0`` and ``topic_id: {uuid}`` lines; ``quorum-state`` and
+the clean-shutdown marker (3.7+; empty before) are JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from ..errors import CorruptRecordError, FileUnreadableError
+
+
+def _read_text(path: str) -> str:
+    try:
+        with open(path, "rb") as f:
+            return f.read().decode("utf-8", "replace")
+    except FileNotFoundError:
+        raise FileUnreadableError(f"No such file: {path}", path=path) from None
+    except OSError as exc:
+        raise FileUnreadableError(f"Cannot read {path}: {exc.strerror}", path=path) from None
+
+
+def read_properties(path: str | os.PathLike[str]) -> dict[str, str]:
+    """Java-style ``key=value`` (or ``key: value``) lines; ``#``/``!`` comments skipped."""
+    path = os.fspath(path)
+    props: dict[str, str] = {}
+    for line in _read_text(path).splitlines():
+        line = line.strip()
+        if not line or line[0] in "#!":
+            continue
+        for sep_pos, ch in enumerate(line):
+            if ch in "=:":
+                props[line[:sep_pos].strip()] = line[sep_pos + 1:].strip()
+                break
+        else:
+            props[line] = ""
+    return props
+
+
+def read_partition_metadata(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """``{"version": 0, "topicId": "..."}``; malformed files raise with the line at fault."""
+    path = os.fspath(path)
+    text = _read_text(path)
+    props = {}
+    position = 0
+    for line in text.splitlines(True):
+        if line.strip():
+            key, sep, value = line.partition(":")
+            if not sep:
+                raise CorruptRecordError(f"Malformed line in partition metadata file ({path}): "
+                                         f"'{line.strip()}'", path=path, position=position)
+            props[key.strip()] = value.strip()
+        position += len(line.encode())
+    if "version" not in props or "topic_id" not in props:
+        raise CorruptRecordError(f"Partition metadata file {path} lacks version or topic_id",
+                                 path=path, position=0)
+    try:
+        version = int(props["version"])
+    except ValueError:
+        raise CorruptRecordError(f"Malformed version in partition metadata file ({path}): "
+                                 f"'{props['version']}'", path=path, position=0) from None
+    return {"version": version, "topicId": props["topic_id"]}
+
+
+def read_json_file(path: str | os.PathLike[str], allow_empty: bool = False) -> dict[str, Any] | None:
+    """A JSON document; ``None`` for an empty file when that is legal (old clean-shutdown files)."""
+    path = os.fspath(path)
+    text = _read_text(path)
+    if not text.strip():
+        if allow_empty:
+            return None
+        raise CorruptRecordError(f"Empty file {path}", path=path, position=0)
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise CorruptRecordError(f"Invalid JSON in {path}: {exc.msg}", path=path,
+                                 position=exc.pos) from None
+    if not isinstance(doc, dict):
+        raise CorruptRecordError(f"Expected a JSON object in {path}", path=path, position=0)
+    return doc
