@@ -29,7 +29,7 @@ class RecordBatchBuilder:
     >>> b.append(1700000000000, b"key", b"value")
     0
     >>> len(b.build())
-    80
+    76
     """
 
     base_offset: int = 0

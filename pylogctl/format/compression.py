@@ -123,7 +123,8 @@ def _gunzip(data: bytes | memoryview) -> bytes:
 
 def _unsnappy(data: bytes | memoryview) -> bytes:
     data = bytes(data)
-    if data[:8] != XERIAL_MAGIC:
+    if data[:8] != XERIAL_MAGIC or len(data) < len(XERIAL_HEADER):
+        # a cut-short xerial header is not a stream: decoding it raw fails, as in Java
         return bytes(cramjam.snappy.decompress_raw(data))
     out = []
     pos = 16
