@@ -15,7 +15,8 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Generic, Iterable, TypeVar
 
-from ..errors import CorruptRecordError, FileUnreadableError
+from ..errors import CorruptRecordError
+from .files import read_bytes
 
 T = TypeVar("T")
 CURRENT_VERSION = 0
@@ -62,14 +63,7 @@ def _parse_epoch(fields: list[str]) -> EpochEntry:
 def read_checkpoint(path: str | os.PathLike[str], parse: Callable[[list[str]], T]) -> Checkpoint[T]:
     """Read any checkpoint file with ``parse`` for its entries, with Kafka's error messages."""
     path = os.fspath(path)
-    try:
-        with open(path, "rb") as f:
-            raw = f.read()
-    except FileNotFoundError:
-        raise FileUnreadableError(f"No such file: {path}", path=path) from None
-    except OSError as exc:
-        raise FileUnreadableError(f"Cannot read {path}: {exc.strerror}", path=path) from None
-    text = raw.decode("utf-8", "replace")
+    text = read_bytes(path).decode("utf-8", "replace")
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()

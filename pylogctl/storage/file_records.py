@@ -12,6 +12,7 @@ from typing import Iterator
 
 from ..errors import FileUnreadableError
 from ..format.log_stream import AnyBatch, iter_batches
+from .files import open_for_read
 
 
 class FileRecords:
@@ -22,14 +23,7 @@ class FileRecords:
 
     def __init__(self, path: str | os.PathLike[str], end: int | None = None) -> None:
         self.path = os.fspath(path)
-        try:
-            self._file = open(self.path, "rb")
-        except FileNotFoundError:
-            raise FileUnreadableError(f"No such file: {self.path}", path=self.path) from None
-        except IsADirectoryError:
-            raise FileUnreadableError(f"Is a directory: {self.path}", path=self.path) from None
-        except OSError as exc:
-            raise FileUnreadableError(f"Cannot open {self.path}: {exc.strerror}", path=self.path) from None
+        self._file = open_for_read(self.path)
         try:
             self.file_size = os.fstat(self._file.fileno()).st_size
             if self.file_size == 0:

@@ -14,6 +14,7 @@ import os
 from typing import Generic, TypeVar
 
 from ..errors import FileUnreadableError, PylogctlError
+from .files import open_for_read
 from .naming import offset_from_file
 
 WARM_BYTES = 8192
@@ -33,12 +34,10 @@ class AbstractIndex(Generic[T]):
         self.path = os.fspath(path)
         self.base_offset = offset_from_file(self.path) if base_offset is None else base_offset
         try:
-            with open(self.path, "rb") as f:
+            with open_for_read(self.path) as f:
                 self.length = os.fstat(f.fileno()).st_size
                 self._data: bytes | mmap.mmap = (
                     mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if self.length else b"")
-        except FileNotFoundError:
-            raise FileUnreadableError(f"No such file: {self.path}", path=self.path) from None
         except OSError as exc:
             raise FileUnreadableError(f"Cannot read {self.path}: {exc.strerror}",
                                       path=self.path) from None

@@ -13,17 +13,12 @@ import json
 import os
 from typing import Any
 
-from ..errors import CorruptRecordError, FileUnreadableError
+from ..errors import CorruptRecordError
+from .files import read_bytes
 
 
 def _read_text(path: str) -> str:
-    try:
-        with open(path, "rb") as f:
-            return f.read().decode("utf-8", "replace")
-    except FileNotFoundError:
-        raise FileUnreadableError(f"No such file: {path}", path=path) from None
-    except OSError as exc:
-        raise FileUnreadableError(f"Cannot read {path}: {exc.strerror}", path=path) from None
+    return read_bytes(path).decode("utf-8", "replace")
 
 
 def read_properties(path: str | os.PathLike[str]) -> dict[str, str]:

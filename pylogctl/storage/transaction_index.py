@@ -11,7 +11,8 @@ import os
 import struct
 from dataclasses import dataclass
 
-from ..errors import CorruptRecordError, FileUnreadableError
+from ..errors import CorruptRecordError
+from .files import read_bytes
 
 ENTRY = struct.Struct(">hqqqq")
 CURRENT_VERSION = 0
@@ -28,13 +29,7 @@ class AbortedTxn:
 
 def read_transaction_index(path: str | os.PathLike[str]) -> list[AbortedTxn]:
     path = os.fspath(path)
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except FileNotFoundError:
-        raise FileUnreadableError(f"No such file: {path}", path=path) from None
-    except OSError as exc:
-        raise FileUnreadableError(f"Cannot read {path}: {exc.strerror}", path=path) from None
+    data = read_bytes(path)
     out = []
     for pos in range(0, len(data) - ENTRY.size + 1, ENTRY.size):
         entry = AbortedTxn(*ENTRY.unpack_from(data, pos))

@@ -7,13 +7,13 @@ Zero-byte and malformed files are common in real dirs (a broker killed mid-write
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from ..errors import FileUnreadableError, PylogctlError
 from ..storage.checkpoint import (LEADER_EPOCH_CHECKPOINT, OFFSET_CHECKPOINTS,
                                   read_leader_epoch_checkpoint, read_offset_checkpoint)
-from ..storage.metadata_files import (read_json_file, read_partition_metadata, read_properties)
+from ..storage.metadata_files import read_json_file, read_partition_metadata, read_properties
+from .file_dump import FileDump
 
 CLEAN_SHUTDOWN = ".kafka_cleanshutdown"
 METADATA_FILES = {
@@ -30,19 +30,8 @@ def metadata_kind(path: str | os.PathLike[str]) -> str | None:
     return METADATA_FILES.get(os.path.basename(os.fspath(path)))
 
 
-@dataclass
-class MetadataDump:
-    path: str
-    kind: str
-    header: dict[str, Any]
-    items_key: str = "entries"
-    footer: dict[str, Any] = field(default_factory=dict)
-    error: PylogctlError | None = None
-
-    @property
-    def corrupt(self) -> str | None:
-        c = self.footer.get("corrupt")
-        return None if c is None else f"{c['message']}"
+class MetadataDump(FileDump):
+    """A checkpoint or metadata file; malformed content lands in ``footer["corrupt"]``."""
 
     @property
     def items(self) -> Iterator[dict[str, Any]]:

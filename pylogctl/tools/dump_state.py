@@ -3,28 +3,17 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from ..errors import FileUnreadableError, PylogctlError
 from ..format.producer_snapshot import read_producer_snapshot
+from ..storage.files import read_bytes
 from ..storage.transaction_index import read_transaction_index
+from .file_dump import FileDump
 
 
-@dataclass
-class StateDump:
-    path: str
-    kind: str  # "txn-index" or "producer-snapshot"
-    header: dict[str, Any]
-    items_key: str = "entries"
-    footer: dict[str, Any] = field(default_factory=dict)
-    error: PylogctlError | None = None
-
-    @property
-    def corrupt(self) -> str | None:
-        """Kafka's stderr line for a corrupt snapshot, once ``items`` has been consumed."""
-        c = self.footer.get("corrupt")
-        return None if c is None else c["message"]
+class StateDump(FileDump):
+    """A ``.txnindex`` (kind ``txn-index``) or producer ``.snapshot`` (``producer-snapshot``)."""
 
     @property
     def items(self) -> Iterator[dict[str, Any]]:
@@ -51,12 +40,7 @@ def _txn_items(path: str) -> Iterator[dict[str, Any]]:
 
 
 def _snapshot_items(path: str) -> Iterator[dict[str, Any]]:
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError as exc:
-        raise FileUnreadableError(f"Cannot read {path}: {exc.strerror}", path=path) from None
-    for e in read_producer_snapshot(data):
+    for e in read_producer_snapshot(read_bytes(path)):
         item: dict[str, Any] = {
             "producerId": e.producer_id, "producerEpoch": e.producer_epoch,
             "coordinatorEpoch": e.coordinator_epoch,
