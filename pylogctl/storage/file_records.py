@@ -15,6 +15,10 @@ from ..format.log_stream import AnyBatch, iter_batches
 from .files import open_for_read
 
 
+RELEASE_EVERY = 64 * 1024 * 1024
+_DONTNEED = getattr(mmap, "MADV_DONTNEED", 0)
+
+
 class FileRecords:
     """Open a file for batch iteration; use as a context manager.
 
@@ -45,8 +49,20 @@ class FileRecords:
         return self.end
 
     def batches(self, start: int = 0) -> Iterator[AnyBatch]:
-        """Iterate batches from byte ``start`` to the end of the view."""
-        return iter_batches(self.view, start, self.end, self.path)
+        """Iterate batches from byte ``start`` to the end of the view.
+
+        Every ``RELEASE_EVERY`` bytes the pages already passed are dropped from this process's
+        mapping (they stay in the page cache and fault back in if a caller revisits a batch),
+        so scanning a multi-GB segment keeps the resident set bounded.
+        """
+        released = start - start % mmap.PAGESIZE
+        for batch in iter_batches(self.view, start, self.end, self.path):
+            yield batch
+            pos = batch.position
+            if self._map is not None and pos - released >= RELEASE_EVERY and _DONTNEED:
+                upto = pos - pos % mmap.PAGESIZE
+                self._map.madvise(_DONTNEED, released, upto - released)
+                released = upto
 
     def read(self, position: int, size: int) -> bytes:
         return bytes(self.view[position:min(self.end, position + size)])
