@@ -1,0 +1,10 @@
+"""Only the optional C accelerator lives here; all other metadata is in pyproject.toml.
+
+``optional=True``: if the extension cannot be compiled (no compiler, no Python headers), the
+install still succeeds and pylogctl runs its pure-Python decoder.
+"""
+
+from setuptools import Extension, setup
+
+setup(ext_modules=[Extension("pylogctl.format._speedups", ["pylogctl/format/_speedups.c"],
+                             optional=True)])
