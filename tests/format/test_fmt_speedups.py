@@ -57,15 +57,16 @@ def outcome(fn, *args):
                    + (tuple(type(h) for h in r.headers),) for r in records])
 
 
-def assert_same(*args, c_must_decode: bool = True):
+def assert_same(*args, c_must_decode: bool = True, where=None):
     """C and Python agree on ``args`` (and so does the public wrapper)."""
     expected = outcome(decode_records_py, *args)
     got = outcome(c_decode, *args)
     if got is NotImplemented:
-        assert not c_must_decode, "the C decoder handed a plain bytes/int64 input back to Python"
+        assert not c_must_decode, ("the C decoder handed a bytes/int64 input back to Python",
+                                   where)
     else:
-        assert got == expected
-    assert outcome(rb.decode_records, *args) == expected
+        assert got == expected, where
+    assert outcome(rb.decode_records, *args) == expected, where
     return expected
 
 
@@ -135,7 +136,7 @@ def test_corpus_records_identical(data_dir: Path):
                         args = record_area_args(batch)
                     except PylogctlError:
                         continue  # undecompressable payload: the decoders never see it
-                    assert_same(*args), (path, batch.position)
+                    assert_same(*args, where=(str(path), batch.position))
                     batches += 1
             except PylogctlError:
                 pass  # a corrupt tail ends the walk; what came before was compared
@@ -220,46 +221,59 @@ def _record(body: bytes) -> bytes:
     return encode_varint(len(body)) + body
 
 
+HEAD = b"\x00\x00\x00"  # attributes 0, timestamp delta 0, offset delta 0
+NULLS = HEAD + b"\x01\x01"  # ... then a null key and a null value
+ONE_HEADER = NULLS + b"\x02"  # ... then a header count of 1
+STRUCTURE = "Found invalid record structure"  # a read past the data, reported at the record
+
+# name: (record area, count, how the expected message starts)
 ERROR_CASES = {
-    # name: (record area, count, start of the expected message)
     "negative count": (REC, -1, "Found invalid record count -1"),
     "empty area": (b"", 1, "Incorrect declared batch size, premature EOF reached"),
-    "count beyond the records": (area(REC, REC2), 3, "Incorrect declared batch size, premature EOF"),
-    "extra trailing bytes": (area(REC, b"\x00\x07"), 1, "Incorrect declared batch size, records still"),
+    "count beyond the records": (area(REC, REC2), 3, "Incorrect declared batch size, premature"),
+    "extra trailing bytes": (area(REC, b"\x00\x07"), 1, "Incorrect declared batch size, records"),
     "record size past the end": (REC[:-2], 1, "Invalid record size: expected"),
     "negative record size": (b"\x03" + REC[1:], 1, "Invalid record size: expected -2"),
-    "record size too small": (_record(REC[1:][:-1]) + REC[-1:], 1, "Invalid record size: expected to read"),
-    "record size too large": (_record(REC[1:] + b"\x00"), 1, "Invalid record size: expected to read"),
-    "zero-size record": (b"\x00", 1, "Found invalid record structure"),
+    "record size too small": (_record(REC[1:-1]) + REC[-1:], 1,
+                              "Invalid record size: expected to read"),
+    "record size too large": (_record(REC[1:] + b"\x00"), 1,
+                              "Invalid record size: expected to read"),
+    "zero-size record": (b"\x00", 1, STRUCTURE),
     "truncated size varint": (b"\x80", 1, "Truncated varint"),
     "size varint too long": (b"\xff\xff\xff\xff\xff\x01", 1, "Varint is too long"),
-    "timestamp varlong too long": (_record(b"\x00" + b"\xff" * 10 + b"\x00"), 1, "Varint is too long"),
+    "timestamp varlong too long": (_record(b"\x00" + b"\xff" * 10 + b"\x00"), 1,
+                                   "Varint is too long, the most significant bit in the 10th"),
     "truncated timestamp": (_record(b"\x00\x80"), 1, "Truncated varint"),
-    "missing offset delta": (_record(b"\x00\x00"), 1, "Found invalid record structure"),
-    "negative key size": (_record(b"\x00\x00\x00\x03"), 1, "Found invalid record structure: key size -2"),
-    "key past the end": (_record(b"\x00\x00\x00\x7e"), 1, "Found invalid record structure"),
-    "negative value size": (_record(b"\x00\x00\x00\x01\x05"), 1, "Found invalid record structure: value size -3"),
-    "value past the end": (_record(b"\x00\x00\x00\x01\x20ab"), 1, "Found invalid record structure"),
-    "missing header count": (_record(b"\x00\x00\x00\x01\x01"), 1, "Found invalid record structure"),
-    "negative header count": (_record(b"\x00\x00\x00\x01\x01\x03"), 1, "Found invalid number of record headers -2"),
-    "header count larger than the buffer": (_record(b"\x00\x00\x00\x01\x01\x40"), 1,
-                                            "Found invalid number of record headers. 32 is larger"),
-    "negative header key size": (_record(b"\x00\x00\x00\x01\x01\x02\x03"), 1,
+    "missing offset delta": (_record(b"\x00\x00"), 1, STRUCTURE),
+    "negative key size": (_record(HEAD + b"\x03"), 1, STRUCTURE + ": key size -2"),
+    "key past the end": (_record(HEAD + b"\x7e"), 1, STRUCTURE),
+    "negative value size": (_record(HEAD + b"\x01\x05"), 1, STRUCTURE + ": value size -3"),
+    "value past the end": (_record(HEAD + b"\x01\x20ab"), 1, STRUCTURE),
+    "missing header count": (_record(NULLS), 1, STRUCTURE),
+    "negative header count": (_record(NULLS + b"\x03"), 1,
+                              "Found invalid number of record headers -2"),
+    "header count larger than the buffer": (_record(NULLS + b"\x40"), 1,
+                                            "Found invalid number of record headers. 32 is"),
+    "negative header key size": (_record(ONE_HEADER + b"\x03"), 1,
                                  "Invalid negative header key size -2"),
-    "header key past the end": (_record(b"\x00\x00\x00\x01\x01\x02\x10ab"), 1,
-                                "Found invalid record structure"),
-    "truncated header value size": (_record(b"\x00\x00\x00\x01\x01\x02\x02k"), 1, "Truncated varint"),
-    "negative header value size": (_record(b"\x00\x00\x00\x01\x01\x02\x02k\x07"), 1,
-                                   "Found invalid record structure: header value size -4"),
-    "header value past the end": (_record(b"\x00\x00\x00\x01\x01\x02\x02k\x10ab"), 1,
-                                  "Found invalid record structure"),
-    "fewer headers than counted": (_record(b"\x00\x00\x00\x01\x01\x04\x02k\x01"), 1, "Truncated varint"),
+    "header key past the end": (_record(ONE_HEADER + b"\x10ab"), 1, STRUCTURE),
+    "negative header value size": (_record(ONE_HEADER + b"\x02k\x07"), 1,
+                                   STRUCTURE + ": header value size -4"),
+    "header value past the end": (_record(ONE_HEADER + b"\x02k\x10ab"), 1, STRUCTURE),
+    "header key up to the end": (_record(ONE_HEADER + b"\x02k"), 1, "Truncated varint"),
+    "fewer headers than counted": (_record(NULLS + b"\x04\x02k\x01"), 1, "Truncated varint"),
     "second record truncated": (area(REC, REC2[:-5]), 2, "Invalid record size: expected"),
+    # boundaries: lengths running exactly one byte past the end of the data
+    "key one byte past the end": (_record(HEAD + b"\x04a"), 1, STRUCTURE),
+    "value one byte past the end": (_record(HEAD + b"\x01\x04a"), 1, STRUCTURE),
+    "header key one byte past the end": (_record(ONE_HEADER + b"\x04a"), 1, STRUCTURE),
+    "header value one byte past the end": (_record(ONE_HEADER + b"\x02k\x04a"), 1, STRUCTURE),
 }
+BASES = [(0, 0, -1, None), (1000, 1_700_000_000_000, 3, 1_700_000_000_999)]
 
 
 @pytest.mark.parametrize("name", list(ERROR_CASES))
-@pytest.mark.parametrize("base", [(0, 0, -1, None), (1000, 1_700_000_000_000, 3, 1_700_000_000_999)])
+@pytest.mark.parametrize("base", BASES)
 def test_error_paths_identical(name, base):
     data, count, message = ERROR_CASES[name]
     result = assert_same(data, count, *base)
