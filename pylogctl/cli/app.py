@@ -14,6 +14,7 @@ import typer
 
 from .. import __version__
 from ..errors import ExitCode, PylogctlError
+from .output import silence_stdout
 
 EXIT_CODES_HELP = (
     "Exit codes: 0 success; 1 data problem found (invalid bytes, CRC mismatch, corrupt "
@@ -69,7 +70,7 @@ def main(argv: list[str] | None = None) -> None:
         print(f"pylogctl: {exc}", file=sys.stderr)
         sys.exit(exc.exit_code)
     except BrokenPipeError:
-        _silence_stdout()
+        silence_stdout()
         sys.exit(ExitCode.BROKEN_PIPE)
     except KeyboardInterrupt:
         print("pylogctl: interrupted", file=sys.stderr)
@@ -80,12 +81,3 @@ def main(argv: list[str] | None = None) -> None:
         print(f"pylogctl: internal error: {type(exc).__name__}: {exc} "
               f"(rerun with --debug for the traceback)", file=sys.stderr)
         sys.exit(ExitCode.INTERNAL)
-
-
-def _silence_stdout() -> None:
-    """After EPIPE, point stdout at /dev/null so the interpreter's final flush is quiet."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):
-        pass

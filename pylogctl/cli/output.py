@@ -34,17 +34,18 @@ def guarded_output(write: Callable[[], int]) -> None:
         code = write()
         sys.stdout.flush()
     except BrokenPipeError:
-        _to_devnull()
+        silence_stdout()
         raise typer.Exit(ExitCode.BROKEN_PIPE)
     except OSError as exc:
         if exc.errno == errno.EPIPE:
-            _to_devnull()
+            silence_stdout()
             raise typer.Exit(ExitCode.BROKEN_PIPE)
         raise
     raise typer.Exit(code)
 
 
-def _to_devnull() -> None:
+def silence_stdout() -> None:
+    """After EPIPE, point stdout at /dev/null so the interpreter's final flush is quiet."""
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())

@@ -24,7 +24,7 @@ from typing import Iterable, Sequence
 from ..errors import CompressionError, CorruptRecordError, PylogctlError
 from .compression import Codec, decompress
 from .crc import crc32c
-from .record import (NO_TIMESTAMP, Header, Record, TimestampType)
+from .record import NO_TIMESTAMP, Header, Record, TimestampType, increment_sequence
 from .varint import encode_varint, read_varint
 
 HEADER = struct.Struct(">qiibIhiqqqhii")
@@ -102,7 +102,7 @@ class RecordBatch:
     def last_sequence(self) -> int:
         if self.base_sequence == -1:
             return -1
-        return _increment_sequence(self.base_sequence, self.last_offset_delta)
+        return increment_sequence(self.base_sequence, self.last_offset_delta)
 
     @property
     def count(self) -> int:
@@ -174,11 +174,6 @@ class RecordBatch:
                 f"count={self.records_count}, position={self.position}, "
                 f"size={self.size_in_bytes}, codec={self.codec})")
 
-
-def _increment_sequence(sequence: int, increment: int) -> int:
-    if sequence > _INT32_MAX - increment:
-        return increment - (_INT32_MAX - sequence) - 1
-    return sequence + increment
 
 
 def decode_records_py(data: bytes, count: int, base_offset: int, base_timestamp: int,

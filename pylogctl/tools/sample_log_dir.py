@@ -13,6 +13,7 @@ from pathlib import Path
 
 from ..format.builder import RecordBatchBuilder, build_end_txn_marker
 from ..format.compression import Codec
+from ..storage.checkpoint import format_checkpoint
 from ..storage.naming import log_filename
 
 BASE_TS = 1_700_000_000_000
@@ -54,10 +55,6 @@ def _orders_segment() -> tuple[bytes, int]:
     return b"".join(batches), offset
 
 
-def _checkpoint(entries: list[tuple[str, int, int]]) -> str:
-    return "0\n%d\n%s" % (len(entries), "".join(f"{t} {p} {o}\n" for t, p, o in entries))
-
-
 def write_sample_log_dir(path: str | os.PathLike[str]) -> list[Path]:
     """Write the sample into ``path`` (created if needed); return the files written."""
     root = Path(path)
@@ -79,5 +76,5 @@ def write_sample_log_dir(path: str | os.PathLike[str]) -> list[Path]:
     for name, value in (("recovery-point-offset-checkpoint", 0),
                         ("replication-offset-checkpoint", next_offset),
                         ("log-start-offset-checkpoint", None)):
-        put(root / name, _checkpoint([] if value is None else [(TOPIC, 0, value)]))
+        put(root / name, format_checkpoint([] if value is None else [f"{TOPIC} 0 {value}"]))
     return written
