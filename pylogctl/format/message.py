@@ -3,9 +3,10 @@
 Kafka describes control records, coordinator records (``__consumer_offsets``,
 ``__transaction_state``) and KRaft metadata records with JSON schemas and generates readers
 from them. This module is the one reader for all of them: a :class:`Field` list mirrors a
-schema, :func:`read_struct` decodes bytes at a version, and :func:`to_json` renders the result
-the way Kafka's generated ``*JsonConverter.write`` does (schema order, camelCase names, bytes as
-base64, uuids as URL-safe base64, tagged fields only when they differ from their default).
+schema, :func:`read_struct` decodes bytes at a version (:func:`write_struct` is its inverse, for
+records pylogctl writes itself), and :func:`to_json` renders the result the way Kafka's
+generated ``*JsonConverter.write`` does (schema order, camelCase names, bytes as base64, uuids as
+URL-safe base64, tagged fields only when they differ from their default).
 
 Non-flexible versions: string = int16 length, bytes = int32 length, array = int32 count (-1 =
 null). Flexible versions: "compact" lengths as unsigned varint N+1 (0 = null), and every struct
@@ -18,10 +19,10 @@ import base64
 import json
 import struct
 from dataclasses import dataclass, field as dc_field
-from typing import Any
+from typing import Any, Mapping
 
 from ..errors import CorruptRecordError
-from .varint import read_unsigned_varint
+from .varint import encode_unsigned_varint, read_unsigned_varint
 
 _INTS = {"int8": struct.Struct(">b"), "int16": struct.Struct(">h"), "int32": struct.Struct(">i"),
          "int64": struct.Struct(">q"), "uint16": struct.Struct(">H"), "uint32": struct.Struct(">I"),
@@ -33,6 +34,22 @@ class KafkaUuid(bytes):
 
     def __str__(self) -> str:
         return base64.urlsafe_b64encode(bytes(self)).decode("ascii").rstrip("=")
+
+
+class MessageUnderflowError(CorruptRecordError):
+    """A read ran past the end of the message.
+
+    ``what`` names what was being read (a primitive type such as ``int64``, ``string``,
+    ``byte array``, ``tagged field`` or ``unsigned varint``) and ``needed``/``available`` the byte
+    counts, so callers that must echo a Java reader's wording can tell the cases apart.
+    """
+
+    def __init__(self, message: str, what: str, needed: int, available: int,
+                 position: int | None = None) -> None:
+        super().__init__(message, position=position)
+        self.what = what
+        self.needed = needed
+        self.available = available
 
 
 def _parse_versions(spec: str | None) -> tuple[int, int]:
@@ -105,6 +122,15 @@ class Schema:
         lo, hi = _parse_versions(self.valid)
         return lo <= version <= hi
 
+    def reading_version(self, version: int) -> int:
+        """The version whose layout Kafka's generated reader applies to ``version``.
+
+        Generated code only tests version bounds that lie inside the valid range, so a version
+        outside it reads like the nearest valid one (the version number itself is kept).
+        """
+        lo, hi = _parse_versions(self.valid)
+        return min(max(version, lo), hi)
+
 
 class _Reader:
     __slots__ = ("buf", "pos", "end")
@@ -116,9 +142,10 @@ class _Reader:
 
     def need(self, n: int, what: str) -> None:
         if n < 0 or self.pos + n > self.end:
-            raise CorruptRecordError(f"Error reading {what} of {n} byte(s): only "
-                                     f"{max(0, self.end - self.pos)} byte(s) available",
-                                     position=self.pos)
+            available = max(0, self.end - self.pos)
+            raise MessageUnderflowError(f"Error reading {what} of {n} byte(s): only "
+                                        f"{available} byte(s) available", what, n, available,
+                                        position=self.pos)
 
     def fixed(self, kind: str) -> Any:
         st = _INTS[kind]
@@ -128,7 +155,15 @@ class _Reader:
         return v
 
     def uvarint(self) -> int:
-        v, self.pos = read_unsigned_varint(self.buf, self.pos)
+        pos = self.pos
+        if pos < self.end and self.buf[pos] < 0x80:
+            self.pos = pos + 1
+            return self.buf[pos]
+        last = min(self.end, pos + 5)
+        if not any(self.buf[i] < 0x80 for i in range(pos, last)) and last - pos < 5:
+            raise MessageUnderflowError("Truncated unsigned varint", "unsigned varint",
+                                        last - pos + 1, last - pos, position=pos)
+        v, self.pos = read_unsigned_varint(self.buf, pos)
         return v
 
     def take(self, n: int, what: str) -> bytes:
@@ -180,7 +215,7 @@ def _read_fields(r: _Reader, fields: tuple[Field, ...], version: int, flexible: 
                 r.pos += size  # unknown tags are skipped, as Kafka keeps but never prints them
                 continue
             sub = _Reader(r.buf, r.pos, r.pos + size)
-            values[f.json_name] = _read_value(sub, f, f.type, version, flexible)
+            values[f.json_name] = _read_value(sub, f, f.type, version, flexible, tagged=True)
             present_tags.add(f.json_name)
             r.pos += size
     # re-order to schema order; drop tagged fields that are absent or equal to their default
@@ -197,7 +232,8 @@ def _read_fields(r: _Reader, fields: tuple[Field, ...], version: int, flexible: 
     return ordered
 
 
-def _read_value(r: _Reader, f: Field, type_: str, version: int, flexible: bool) -> Any:
+def _read_value(r: _Reader, f: Field, type_: str, version: int, flexible: bool,
+                element: bool = False, tagged: bool = False) -> Any:
     if type_.startswith("[]"):
         if flexible:
             n = r.uvarint() - 1
@@ -215,7 +251,7 @@ def _read_value(r: _Reader, f: Field, type_: str, version: int, flexible: bool) 
             raise CorruptRecordError(f"Tried to allocate a collection of size {n}, but there are "
                                      f"only {r.end - r.pos} bytes remaining.", position=r.pos)
         elem = type_[2:]
-        return [_read_value(r, f, elem, version, flexible) for _ in range(n)]
+        return [_read_value(r, f, elem, version, flexible, element=True) for _ in range(n)]
     if type_ in _INTS:
         return r.fixed(type_)
     if type_ == "bool":
@@ -227,18 +263,27 @@ def _read_value(r: _Reader, f: Field, type_: str, version: int, flexible: bool) 
             n = r.uvarint() - 1
         else:
             n = r.fixed("int16") if type_ == "string" else r.fixed("int32")
+        # array elements are never nullable and Kafka names them "<field> element"
+        name = f"{f.json_name} element" if element else f.json_name
         if n < 0:
-            if n == -1 and (f.nullable_in(version) or type_ == "records"):
+            if n == -1 and not element and (f.nullable_in(version) or type_ == "records"):
                 return None
             if n == -1:
-                raise CorruptRecordError(f"non-nullable field {f.json_name} was serialized as null",
+                raise CorruptRecordError(f"non-nullable field {name} was serialized as null",
                                          position=r.pos)
-            raise CorruptRecordError(f"Invalid length {n} for field {f.json_name}", position=r.pos)
+            raise CorruptRecordError(f"Invalid length {n} for field {name}", position=r.pos)
+        if type_ == "string" and n > 0x7FFF:
+            raise CorruptRecordError(f"string field {name} had invalid length {n}", position=r.pos)
         raw = r.take(n, "string" if type_ == "string" else "byte array")
         if type_ == "string":
             return raw.decode("utf-8", "replace")
         return raw
-    # a nested struct (type is the struct's name)
+    # a nested struct (type is the struct's name); a nullable one starts with a presence marker
+    # (int8 -1/1, or unsigned varint 0/1 inside a tagged field)
+    if f.nullable_in(version) and not element:
+        present = r.uvarint() > 0 if tagged else r.fixed("int8") >= 0
+        if not present:
+            return None
     sub, r.pos = read_struct(r.buf, f.fields, version, flexible, r.pos, r.end)
     return sub
 
@@ -259,3 +304,98 @@ def to_json_value(value: Any) -> Any:
 def to_json(value: Any) -> str:
     """Compact JSON as Jackson's ``ObjectNode.toString()`` prints it."""
     return json.dumps(to_json_value(value), separators=(",", ":"), ensure_ascii=False)
+
+
+def write_struct(fields: tuple[Field, ...], values: Mapping[str, Any], version: int,
+                 flexible: bool) -> bytes:
+    """Encode ``values`` (keyed by json name, as :func:`read_struct` returns them) at ``version``.
+
+    The inverse of :func:`read_struct`, as Kafka's generated ``write`` does it: fields missing from
+    ``values`` take their default and tagged fields are written only when they differ from it.
+    Raises :class:`ValueError` for a null in a non-nullable field or a non-default value for a
+    field that ``version`` lacks.
+    """
+    out = bytearray()
+    _write_fields(out, fields, values, version, flexible)
+    return bytes(out)
+
+
+def write_message(schema: Schema, values: Mapping[str, Any], version: int) -> bytes:
+    """Encode a whole top-level message (the inverse of :func:`read_message`)."""
+    return write_struct(schema.fields, values, version, schema.is_flexible(version))
+
+
+def _write_default(f: Field, version: int) -> Any:
+    if not f.nullable_in(version) and f.type == "bytes":
+        return b""  # Kafka's default for non-nullable bytes is empty, not null
+    if not f.nullable_in(version) and f.fields and not f.type.startswith("[]"):
+        return {}  # a struct with all its defaults
+    return f.default_value()
+
+
+def _write_fields(out: bytearray, fields: tuple[Field, ...], values: Mapping[str, Any],
+                  version: int, flexible: bool) -> None:
+    tagged = []
+    for f in fields:
+        default = _write_default(f, version)
+        value = values.get(f.json_name, default)
+        if not f.in_version(version):
+            if value != default:
+                raise ValueError(f"Attempted to write a non-default {f.json_name} at version "
+                                 f"{version}")
+            continue
+        if f.tag is not None and flexible:
+            if value != default:
+                data = bytearray()
+                _write_value(data, f, f.type, value, version, flexible, tagged=True)
+                tagged.append((f.tag, data))
+            continue
+        _write_value(out, f, f.type, value, version, flexible)
+    if flexible:
+        out += encode_unsigned_varint(len(tagged))
+        for tag, data in sorted(tagged, key=lambda t: t[0]):
+            out += encode_unsigned_varint(tag) + encode_unsigned_varint(len(data)) + data
+
+
+def _write_length(out: bytearray, n: int, kind: str, flexible: bool) -> None:
+    if flexible:
+        out += encode_unsigned_varint(n + 1)
+    else:
+        out += _INTS["int16" if kind == "string" else "int32"].pack(n)
+
+
+def _write_value(out: bytearray, f: Field, type_: str, value: Any, version: int, flexible: bool,
+                 element: bool = False, tagged: bool = False) -> None:
+    nullable = f.nullable_in(version) and not element
+    if value is None and not (nullable or type_ == "records"):
+        raise ValueError(f"non-nullable field {f.json_name} was set to null")
+    if type_.startswith("[]"):
+        if value is None:
+            _write_length(out, -1, "array", flexible)
+            return
+        _write_length(out, len(value), "array", flexible)
+        for item in value:
+            _write_value(out, f, type_[2:], item, version, flexible, element=True)
+    elif type_ in _INTS:
+        out += _INTS[type_].pack(value)
+    elif type_ == "bool":
+        out.append(1 if value else 0)
+    elif type_ == "uuid":
+        raw = bytes(value)
+        if len(raw) != 16:
+            raise ValueError(f"uuid field {f.json_name} needs 16 bytes, got {len(raw)}")
+        out += raw
+    elif type_ in ("string", "bytes", "records"):
+        if value is None:
+            _write_length(out, -1, type_, flexible)
+            return
+        raw = value.encode("utf-8") if type_ == "string" else bytes(value)
+        _write_length(out, len(raw), type_, flexible)
+        out += raw
+    else:  # a nested struct; a nullable one starts with a presence marker
+        if nullable:
+            if value is None:
+                out += encode_unsigned_varint(0) if tagged else b"\xff"
+                return
+            out += encode_unsigned_varint(1) if tagged else b"\x01"
+        _write_fields(out, f.fields, value, version, flexible)
