@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 LOG_SUFFIX = ".log"
@@ -18,6 +19,11 @@ PRODUCER_SNAPSHOT_SUFFIX = ".snapshot"
 CHECKPOINT_SUFFIX = ".checkpoint"
 BOOTSTRAP_CHECKPOINT = "bootstrap.checkpoint"
 _SNAPSHOT_RE = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
+_OFFSET_NAME_RE = re.compile(r"^(\d{20})[.-]")
+# ``{topic}-{partition}.{uuid}-delete`` (deleted topic), ``-future`` (intra-broker move),
+# ``-stray`` (KRaft: a replica the controller no longer assigns here)
+_MARKED_DIR_RE = re.compile(r"^\S+-\S+\.\S+-(delete|future|stray)$")
+_MARKERS = ("-delete", "-future", "-stray")
 
 
 def filename_prefix(offset: int) -> str:
@@ -48,3 +54,36 @@ def suffix_of(path: str | os.PathLike[str]) -> str:
     name = Path(path).name
     i = name.rfind(".")
     return name[i:] if i >= 0 else ""
+
+
+def file_offset(path: str | os.PathLike[str]) -> int | None:
+    """The offset a segment, index, producer-snapshot or KRaft-snapshot file is named by
+    (whatever follows the 20 digits), or None for a file not named by an offset."""
+    m = _OFFSET_NAME_RE.match(Path(path).name)
+    return int(m.group(1)) if m else None
+
+
+@dataclass(frozen=True)
+class PartitionDirName:
+    topic: str
+    partition: int
+    marker: str | None = None  # "delete", "future" or "stray"
+
+
+def parse_partition_dir_name(name: str) -> PartitionDirName | None:
+    """Kafka's ``parseTopicPartitionName``, returning None where Kafka throws.
+
+    The partition is the text after the last ``-``; a marked dir drops its ``.{uuid}-marker``
+    tail first, so ``orders-3.1f0e...-delete`` is orders-3.
+    """
+    marker = None
+    if name.endswith(_MARKERS):
+        m = _MARKED_DIR_RE.match(name)
+        if m is None:
+            return None
+        marker = m.group(1)
+        name = name[:name.rindex(".")]
+    topic, _, partition = name.rpartition("-")
+    if not topic or not re.fullmatch(r"[0-9]{1,10}", partition) or int(partition) > 2**31 - 1:
+        return None
+    return PartitionDirName(topic, int(partition), marker)

@@ -1,13 +1,16 @@
 """Which dump a file gets: kafka-dump-log's dispatch on the suffix, widened to the files an
-operator also needs (checkpoints and metadata files, which Kafka's tool cannot read)."""
+operator also needs (checkpoints and metadata files, which Kafka's tool cannot read), and to
+directories: a partition dir stands for its files, a log dir gets a per-partition summary."""
 
 from __future__ import annotations
 
+import enum
 import os
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any, Iterable, Union
 
-from ..errors import PylogctlError
+from ..errors import PylogctlError, UsageError
+from ..storage.log_dir import child_log_dirs, is_log_dir, is_partition_dir, partition_dir_files
 from ..storage.naming import (CHECKPOINT_SUFFIX, INDEX_SUFFIX, LOG_SUFFIX,
                               PRODUCER_SNAPSHOT_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX,
                               suffix_of)
@@ -15,6 +18,7 @@ from .dump_index import IndexDump, IndexDumpOptions, dump_index
 from .dump_log_segments import DumpOptions, LogDump, dump_log
 from .dump_metadata import MetadataDump, dump_metadata, metadata_kind
 from .dump_state import StateDump, dump_state
+from .log_dir_summary import LogDirSummaryDump, dump_log_dir
 
 
 @dataclass
@@ -33,13 +37,56 @@ class UnknownFile:
         self.header = {"file": self.path, "type": "unknown"}
 
 
-AnyDump = Union[LogDump, IndexDump, StateDump, MetadataDump, UnknownFile]
+AnyDump = Union[LogDump, IndexDump, StateDump, MetadataDump, UnknownFile, LogDirSummaryDump]
+
+
+class PathKind(enum.Enum):
+    FILE = "file"
+    PARTITION_DIR = "partition dir"
+    LOG_DIR = "log dir"
+    LOG_DIRS = "dir of log dirs"
+
+
+def classify_path(path: str | os.PathLike[str]) -> PathKind:
+    """What a path argument names. Anything but a directory is a file (a missing or unreadable
+    one is reported by its dump, exit 3); a directory that is none of Kafka's is a usage error."""
+    if not os.path.isdir(path):
+        return PathKind.FILE
+    if is_log_dir(path):
+        return PathKind.LOG_DIR
+    if is_partition_dir(path):
+        return PathKind.PARTITION_DIR
+    if child_log_dirs(path):
+        return PathKind.LOG_DIRS
+    raise UsageError(f"{os.fspath(path)} is a directory, but neither a partition dir, a log dir "
+                     f"nor a dir of log dirs", path=path)
+
+
+def expand_paths(paths: Iterable[str | os.PathLike[str]]) -> list[str]:
+    """Arguments in order, with a partition dir replaced by its files in offset order and a dir
+    of log dirs by its log dirs; files and log dirs stay as they are."""
+    out: list[str] = []
+    for path in map(os.fspath, paths):
+        kind = classify_path(path)
+        if kind is PathKind.PARTITION_DIR:
+            out += partition_dir_files(path)
+        elif kind is PathKind.LOG_DIRS:
+            out += child_log_dirs(path)
+        else:
+            out.append(path)
+    return out
 
 
 def dump_file(path: str | os.PathLike[str], options: DumpOptions = DumpOptions(),
               index_options: IndexDumpOptions = IndexDumpOptions()) -> AnyDump:
-    """The dump for ``path``; raises only for a KRaft snapshot name it cannot parse."""
+    """The dump for ``path`` (a log dir gets its summary); raises only for a KRaft snapshot
+    name it cannot parse and for a directory that is not a log dir (:func:`expand_paths`
+    expands the others)."""
     path = os.fspath(path)
+    if os.path.isdir(path):
+        if classify_path(path) is not PathKind.LOG_DIR:
+            raise UsageError(f"{path} is not a log dir; expand it with expand_paths", path=path)
+        return dump_log_dir(path)
     if metadata_kind(path) is not None:
         return dump_metadata(path)
     suffix = suffix_of(path)
