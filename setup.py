@@ -6,5 +6,6 @@ install still succeeds and pylogctl runs its pure-Python decoder.
 
 from setuptools import Extension, setup
 
-setup(ext_modules=[Extension("pylogctl.format._speedups", ["pylogctl/format/_speedups.c"],
+setup(ext_modules=[Extension("pylogctl.format._speedups", ["pylogctl/format/_speedups.c",
+                              "pylogctl/format/_batch_lines.c"],
                              optional=True)])

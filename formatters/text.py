@@ -12,6 +12,7 @@ import json
 from typing import Any, Callable, Iterable, TextIO
 
 from . import Section
+from .log_dir_table import render_log_dir_summary
 
 _compact = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
@@ -91,7 +92,11 @@ def render_log(section: Section, out: TextIO) -> None:
         w("KRaft bootstrap snapshot\n")
     elif kind == "snapshot":
         w(f"Snapshot end offset: {h['snapshotEndOffset']}, epoch: {h['snapshotEpoch']}\n")
-    for b in section.items:
+    items = getattr(section, "items_or_lines", None)
+    for b in items() if items is not None else section.items:
+        if type(b) is str:  # pre-rendered batch lines (the C fast path of a shallow dump)
+            w(b)
+            continue
         w(batch_line(b))
         w("\n")
         recs = b.get("records")
@@ -191,6 +196,7 @@ RENDERERS: dict[str, Callable[[Section, TextIO], None]] = {
     "unknown": render_unknown,
     "offset-index": render_offset_index,
     "time-index": render_time_index,
+    "log-dir-summary": render_log_dir_summary,
 }
 
 

@@ -9,10 +9,11 @@ from typing import Iterator, List, Optional
 import typer
 
 from ..errors import ExitCode, PylogctlError, UsageError
-from ..tools.dump_files import AnyDump, dump_file
+from ..tools.dump_files import AnyDump, dump_file, expand_paths
 from ..tools.dump_index import DEFAULT_MAX_MESSAGE_SIZE, IndexDump, IndexDumpOptions
 from ..tools.decoders import DECODER_NAMES
 from ..tools.dump_log_segments import DEFAULT_MAX_BYTES, DumpOptions
+from ..tools.log_dir_summary import LogDirSummaryDump
 from .app import EXIT_CODES_HELP, app
 from .output import OutputFormat, err, guarded_output
 
@@ -52,6 +53,18 @@ def dump_segment(
     max_message_size: int = typer.Option(DEFAULT_MAX_MESSAGE_SIZE, "--max-message-size", min=1,
                                          help="Bytes read at each offset-index entry when "
                                          "verifying."),
+    offsets_decoder: bool = typer.Option(False, "--offsets-decoder",
+                                         help="Decode __consumer_offsets records (group "
+                                         "coordinator keys and values)."),
+    transaction_log_decoder: bool = typer.Option(False, "--transaction-log-decoder",
+                                                 help="Decode __transaction_state records."),
+    cluster_metadata_decoder: bool = typer.Option(False, "--cluster-metadata-decoder",
+                                                  help="Decode __cluster_metadata (KRaft) "
+                                                  "records and snapshots."),
+    legacy_format: bool = typer.Option(False, "--legacy-format",
+                                       help="With --offsets-decoder or "
+                                       "--transaction-log-decoder: Kafka <=3.7's strings "
+                                       "instead of 3.8+'s JSON."),
     output: OutputFormat = typer.Option(OutputFormat.text, "--output", "-o",
                                         help="text: kafka-dump-log's exact lines; json; ndjson "
                                         "(one batch per line); yaml."),
@@ -62,10 +75,19 @@ def dump_segment(
         paths.extend(p for p in files_opt.split(",") if p)
     if not paths:
         raise UsageError('Missing required argument "[files]"')
+    paths = expand_paths(paths)  # partition dirs -> their files; log dirs get a summary
     for name, value in (("--key-decoder", key_decoder), ("--value-decoder", value_decoder)):
         if value is not None and value not in DECODER_NAMES:
             raise UsageError(f"Invalid value for {name}: {value!r} (choose from "
                              f"{', '.join(DECODER_NAMES)})")
+    chosen = [name for name, flag in (("offsets", offsets_decoder),
+                                      ("transaction-log", transaction_log_decoder),
+                                      ("cluster-metadata", cluster_metadata_decoder)) if flag]
+    if len(chosen) > 1:
+        raise UsageError("Give at most one of --offsets-decoder, --transaction-log-decoder and "
+                         "--cluster-metadata-decoder")
+    if legacy_format and not (offsets_decoder or transaction_log_decoder):
+        raise UsageError("--legacy-format needs --offsets-decoder or --transaction-log-decoder")
     options = DumpOptions(
         deep_iteration=deep_iteration,
         print_data=print_data_log or key_decoder is not None or value_decoder is not None,
@@ -73,6 +95,8 @@ def dump_segment(
         max_bytes=max_bytes,
         key_decoder=key_decoder or "string",
         value_decoder=value_decoder or "string",
+        parser=chosen[0] if chosen else None,
+        legacy_format=legacy_format,
     )
     index_options = IndexDumpOptions(verify_only=verify_index_only,
                                      sanity_check_only=index_sanity_check,
@@ -99,6 +123,10 @@ def _run(paths: list[str], options: DumpOptions, index_options: IndexDumpOptions
             if dump.kind == "unknown" or getattr(dump, "corrupt", None):
                 sys.stdout.flush()
                 err(f"Ignoring unknown file {path}" if dump.kind == "unknown" else dump.corrupt)
+            if isinstance(dump, LogDirSummaryDump):
+                sys.stdout.flush()
+                for line in dump.diagnostics():
+                    err(line)
             if dump.error is not None:
                 failure.append(dump.error)
                 return
@@ -117,8 +145,10 @@ def _run(paths: list[str], options: DumpOptions, index_options: IndexDumpOptions
         exc = failure[0]
         err(f"pylogctl: {exc}")
         return int(exc.exit_code)
+    if any(d.footer.get("unreadableCount") for d in done):
+        return int(ExitCode.UNREADABLE)
     if corrupt or index_problem or any(d.footer.get("invalidBytes") or d.footer.get("invalidBatches")
-                                       for d in done):
+                                       or d.footer.get("problemCount") for d in done):
         return int(ExitCode.DATA_ERROR)
     return int(ExitCode.OK)
 

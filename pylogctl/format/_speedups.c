@@ -525,16 +525,22 @@ loop_error:
     return NULL;
 }
 
+/* _batch_lines.c */
+PyObject *format_v2_batch_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+extern const char format_v2_batch_lines_doc[];
+
 static PyMethodDef speedups_methods[] = {
     {"decode_records", (PyCFunction)(void (*)(void))decode_records, METH_FASTCALL,
      decode_records_doc},
+    {"format_v2_batch_lines", (PyCFunction)(void (*)(void))format_v2_batch_lines, METH_FASTCALL,
+     format_v2_batch_lines_doc},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef speedups_module = {
     PyModuleDef_HEAD_INIT,
     "pylogctl.format._speedups",
-    "Optional C accelerator for pylogctl.format.record_batch.decode_records.",
+    "Optional C accelerators: record decoding and the shallow dump's batch lines.",
     -1,
     speedups_methods,
     NULL, NULL, NULL, NULL,

@@ -1,6 +1,7 @@
 """Checksums: CRC-32C for v2 batches and producer snapshots, CRC-32 for v0/v1 messages.
 
-Both accept any buffer (bytes, mmap slices through memoryview) without copying.
+Both accept any buffer (bytes, mmap slices through memoryview) without copying, and are the
+C functions themselves (no Python wrapper), since every batch of every scan calls one.
 """
 
 from __future__ import annotations
@@ -9,12 +10,9 @@ import zlib
 
 import crc32c as _crc32c
 
+crc32c = _crc32c.crc32c
+"""CRC-32C (Castagnoli) of a buffer, ``crc32c(data, value=0)``; hardware accelerated where the
+CPU has it."""
 
-def crc32c(data: bytes | bytearray | memoryview, value: int = 0) -> int:
-    """CRC-32C (Castagnoli), hardware accelerated where the CPU has it."""
-    return _crc32c.crc32c(data, value)
-
-
-def crc32(data: bytes | bytearray | memoryview, value: int = 0) -> int:
-    """CRC-32 (IEEE), the checksum of the legacy (magic 0/1) message format."""
-    return zlib.crc32(data, value)
+crc32 = zlib.crc32
+"""CRC-32 (IEEE) of a buffer, ``crc32(data, value=0)``: the legacy (magic 0/1) checksum."""

@@ -42,6 +42,7 @@ class FileRecords:
             self._file.close()
             raise FileUnreadableError(f"Cannot read {self.path}: {exc.strerror}", path=self.path) from None
         self.end = self.file_size if end is None else max(0, min(end, self.file_size))
+        self._released = 0
 
     @property
     def size_in_bytes(self) -> int:
@@ -55,14 +56,17 @@ class FileRecords:
         mapping (they stay in the page cache and fault back in if a caller revisits a batch),
         so scanning a multi-GB segment keeps the resident set bounded.
         """
-        released = start - start % mmap.PAGESIZE
         for batch in iter_batches(self.view, start, self.end, self.path):
             yield batch
-            pos = batch.position
-            if self._map is not None and pos - released >= RELEASE_EVERY and _DONTNEED:
-                upto = pos - pos % mmap.PAGESIZE
-                self._map.madvise(_DONTNEED, released, upto - released)
-                released = upto
+            self.release(batch.position)
+
+    def release(self, position: int) -> None:
+        """Drop the mapped pages before ``position`` from the resident set, in steps of
+        ``RELEASE_EVERY`` bytes, for scans that walk the view themselves."""
+        if self._map is not None and _DONTNEED and position - self._released >= RELEASE_EVERY:
+            upto = position - position % mmap.PAGESIZE
+            self._map.madvise(_DONTNEED, self._released, upto - self._released)
+            self._released = upto
 
     def read(self, position: int, size: int) -> bytes:
         return bytes(self.view[position:min(self.end, position + size)])

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from ..errors import PylogctlError
+from ..format.crc import crc32c
 from ..format.control import (ControlRecordType, decode_control_value, parse_control_key,
                               parse_end_txn_marker)
 from ..format.legacy import LegacyBatch
@@ -26,6 +27,17 @@ from ..storage.file_records import FileRecords
 from ..storage.naming import (BOOTSTRAP_CHECKPOINT, CHECKPOINT_SUFFIX, LOG_SUFFIX,
                               offset_from_file, snapshot_id_from_file)
 from .decoders import get_decoder
+from .record_parsers import RecordParser, get_parser
+
+# The C accelerator's batch-line renderer (pylogctl/format/_batch_lines.c), when built and not
+# turned off with PYLOGCTL_NO_SPEEDUPS=1 (see record_batch.py).
+try:
+    from ..format._speedups import format_v2_batch_lines as _c_batch_lines
+except ImportError:
+    _c_batch_lines = None
+if os.environ.get("PYLOGCTL_NO_SPEEDUPS", "") not in ("", "0"):
+    _c_batch_lines = None
+_LINES_PER_CHUNK = 4096
 
 DEFAULT_MAX_BYTES = 2**31 - 1
 
@@ -40,11 +52,18 @@ class DumpOptions:
     max_bytes: int = DEFAULT_MAX_BYTES
     key_decoder: str = "string"
     value_decoder: str = "string"
+    parser: str | None = None  # "offsets", "transaction-log", "cluster-metadata"
+    legacy_format: bool = False
+
+    @property
+    def printing(self) -> bool:
+        """An internal-topic parser prints data, as in Kafka."""
+        return self.print_data or self.parser is not None
 
     @property
     def deep(self) -> bool:
         """Printing data implies deep iteration, as in Kafka."""
-        return self.deep_iteration or self.print_data
+        return self.deep_iteration or self.printing
 
 
 @dataclass
@@ -61,7 +80,14 @@ class LogDump:
 
     @property
     def items(self) -> Iterator[dict[str, Any]]:
-        return _dump_batches(self)
+        return _dump_batches(self)  # type: ignore[return-value]
+
+    def items_or_lines(self) -> Iterator[dict[str, Any] | str]:
+        """``items``, except that runs of plain v2 batches of a shallow dump may come as a
+        ``str`` of kafka-dump-log's batch lines, rendered by the C accelerator when it is
+        built: the text formatter's fast path (62,000 lines per GiB cost ~6 us each in
+        Python). Footer and errors are the same as with ``items``."""
+        return _dump_batches(self, lines=True)
 
 
 def dump_log(path: str | os.PathLike[str], options: DumpOptions = DumpOptions()) -> LogDump:
@@ -86,13 +112,15 @@ def dump_log(path: str | os.PathLike[str], options: DumpOptions = DumpOptions())
     return LogDump(path=path, header=header, options=options)
 
 
-def _dump_batches(dump: LogDump) -> Iterator[dict[str, Any]]:
+def _dump_batches(dump: LogDump, lines: bool = False) -> Iterator[dict[str, Any] | str]:
     opts = dump.options
     deep = opts.deep
-    printing = opts.print_data
+    printing = opts.printing
     key_dec = get_decoder(opts.key_decoder) if printing else None
     value_dec = get_decoder(opts.value_decoder) if printing else None
+    parser = get_parser(opts.parser, opts.legacy_format) if opts.parser else None
     skip = opts.skip_record_metadata
+    fast = lines and not deep and _c_batch_lines is not None
     non_consecutive: dict[int, int] = {}
     last_offset = -1
     valid_bytes = 0
@@ -102,22 +130,41 @@ def _dump_batches(dump: LogDump) -> Iterator[dict[str, Any]]:
     try:
         with FileRecords(dump.path, end=opts.max_bytes) as fr:
             size = fr.size_in_bytes
-            for batch in fr.batches():
-                position = batch.position
-                item = batch_to_dict(batch, valid_bytes)
-                if not item["isValid"]:
-                    invalid_batches += 1
-                if deep:
-                    recs = []
-                    for rec in batch.records():
-                        off = rec.offset
-                        if off != last_offset + 1:
-                            non_consecutive[last_offset] = off
-                        last_offset = off
-                        recs.append(record_to_dict(batch, rec, printing, key_dec, value_dec, skip))
-                    item["records"] = recs
-                valid_bytes += batch.size_in_bytes
-                yield item
+            pos = 0
+            while True:
+                if fast:
+                    # a run of plain v2 batches, rendered in C; the rest go through Python below
+                    text, pos, count, invalid = _c_batch_lines(fr.view, pos, fr.end, crc32c,
+                                                               _LINES_PER_CHUNK)
+                    if count:
+                        valid_bytes = pos
+                        invalid_batches += invalid
+                        fr.release(pos)
+                        yield text
+                        continue
+                batch = None
+                for batch in fr.batches(pos):
+                    position = batch.position
+                    item = batch_to_dict(batch, valid_bytes)
+                    if not item["isValid"]:
+                        invalid_batches += 1
+                    if deep:
+                        recs = []
+                        for rec in batch.records():
+                            off = rec.offset
+                            if off != last_offset + 1:
+                                non_consecutive[last_offset] = off
+                            last_offset = off
+                            recs.append(record_to_dict(batch, rec, printing, key_dec, value_dec,
+                                                       skip, parser))
+                        item["records"] = recs
+                    valid_bytes += batch.size_in_bytes
+                    yield item
+                    if fast:
+                        break
+                if batch is None:
+                    break
+                pos = valid_bytes
     except PylogctlError as exc:
         dump.error = exc.at(dump.path, position)
     trailing = size - valid_bytes
@@ -193,11 +240,13 @@ def batch_to_dict(batch: AnyBatch, position: int) -> dict[str, Any]:
 
 
 def record_to_dict(batch: AnyBatch, rec: Record, printing: bool, key_dec, value_dec,
-                   skip_metadata: bool = False) -> dict[str, Any]:
+                   skip_metadata: bool = False,
+                   parser: RecordParser | None = None) -> dict[str, Any]:
     """Per-record metadata (unless skipped), plus decoded key/value/headers when printing.
 
     ``--skip-record-metadata`` drops the metadata from every output format, and control
-    records entirely (they carry nothing else), as Kafka's tool does.
+    records entirely (they carry nothing else), as Kafka's tool does. An internal-topic
+    ``parser`` replaces the key and value decoders.
     """
     d: dict[str, Any] = {}
     if not skip_metadata:
@@ -214,6 +263,13 @@ def record_to_dict(batch: AnyBatch, rec: Record, printing: bool, key_dec, value_
         if batch.is_control:
             d["control"] = control_to_dict(rec)
     if printing and not batch.is_control:
+        if parser is not None:
+            parsed = parser.parse(rec)
+            if parsed.key is not None:
+                d["key"] = parsed.key
+            if parsed.payload is not None:
+                d["value"] = parsed.payload
+            return d
         if key_dec is not None and rec.key is not None:
             d["key"] = key_dec(rec.key)
         if value_dec is not None and rec.value is not None:
