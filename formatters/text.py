@@ -8,13 +8,13 @@ as ``LeaderChange: {json}``.
 
 from __future__ import annotations
 
-import json
 from typing import Any, Callable, Iterable, TextIO
 
+from pylogctl.format import jackson
 from . import Section
 from .log_dir_table import render_log_dir_summary
 
-_compact = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+_compact = jackson.dumps  # decoder JSON must match Kafka's (Jackson's) byte for byte
 
 
 def _b(value: bool) -> str:

@@ -16,12 +16,12 @@ ends with a tagged-field section (count, then tag/size/data per field).
 from __future__ import annotations
 
 import base64
-import json
 import struct
 from dataclasses import dataclass, field as dc_field
 from typing import Any, Mapping
 
 from ..errors import CorruptRecordError
+from . import jackson
 from .varint import encode_unsigned_varint, read_unsigned_varint
 
 _INTS = {"int8": struct.Struct(">b"), "int16": struct.Struct(">h"), "int32": struct.Struct(">i"),
@@ -303,7 +303,7 @@ def to_json_value(value: Any) -> Any:
 
 def to_json(value: Any) -> str:
     """Compact JSON as Jackson's ``ObjectNode.toString()`` prints it."""
-    return json.dumps(to_json_value(value), separators=(",", ":"), ensure_ascii=False)
+    return jackson.dumps(to_json_value(value))
 
 
 def write_struct(fields: tuple[Field, ...], values: Mapping[str, Any], version: int,

@@ -19,12 +19,11 @@ stays readable; :attr:`MetadataRecord.known_version` tells the two apart.
 from __future__ import annotations
 
 import math
-import sys
 from dataclasses import dataclass
-from decimal import Decimal
 from typing import Any
 
 from ..errors import CorruptRecordError, UnsupportedFormatError
+from .jackson import JavaDouble, java_double_str
 from .message import Field, KafkaUuid, Schema, read_struct, to_json_value, write_message
 from .varint import encode_unsigned_varint, read_unsigned_varint
 
@@ -223,66 +222,6 @@ class MetadataRecordBodyError(CorruptRecordError):
 
 class MetadataTrailingBytesError(CorruptRecordError):
     """Bytes follow a fully decoded record body (message is Kafka's text)."""
-
-
-class JavaDouble(float):
-    """A float64 field value; ``str()`` gives Java's ``Double.toString`` (``1.048576E7``).
-
-    Kafka prints float64 fields (ClientQuotaRecord's ``value``) through Jackson, which uses
-    Java's notation: scientific outside [1e-3, 1e7), always a fractional digit. ``json.dumps``
-    ignores ``__str__`` and prints Python's ``repr``; a printer that must match Kafka byte for
-    byte renders instances of this type with ``str()``.
-    """
-
-    def __str__(self) -> str:
-        return java_double_str(self)
-
-    __repr__ = float.__repr__
-
-
-def java_double_str(value: float) -> str:
-    """Format ``value`` as Java's ``Double.toString`` does (JDK 19+, shortest digits)."""
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "Infinity" if value > 0 else "-Infinity"
-    if value == 0:
-        return "-0.0" if math.copysign(1.0, value) < 0 else "0.0"
-    digits, point = _shortest_digits(float(value))
-    neg = "-" if value < 0 else ""
-    if 1e-3 <= abs(value) < 1e7:
-        if point <= 0:
-            return f"{neg}0.{'0' * -point}{digits}"
-        whole = digits[:point].ljust(point, "0")
-        frac = digits[point:] or "0"
-        return f"{neg}{whole}.{frac}"
-    return f"{neg}{digits[0]}.{digits[1:] or '0'}E{point - 1}"
-
-
-def _shortest_digits(value: float) -> tuple[str, int]:
-    """Significant digits and decimal point position (``0.DIGITS * 10**point``) of ``|value|``.
-
-    Python's ``repr`` already gives the shortest round-tripping digits, closest to the exact
-    value. Java differs in one case: when one digit suffices it also considers two-digit
-    decimals and takes the closest (``Double.MIN_VALUE`` is ``4.9E-324``, not ``5E-324``).
-    """
-    _, digit_tuple, exp = Decimal(repr(abs(value))).as_tuple()
-    assert isinstance(exp, int)
-    digits = "".join(map(str, digit_tuple)).rstrip("0") or "0"
-    point = len(digit_tuple) + exp
-    if len(digits) == 1 and abs(value) < sys.float_info.min:  # only subnormals are that coarse
-        exact = Decimal(abs(value))
-        best = Decimal(digits).scaleb(point - 1)
-        for scale in (point - 2, point - 3):
-            for n in range(10, 100):
-                cand = Decimal(n).scaleb(scale)
-                if float(cand) == abs(value) and abs(cand - exact) < abs(best - exact):
-                    best = cand
-        _, digit_tuple, exp = best.normalize().as_tuple()
-        assert isinstance(exp, int)
-        digits = "".join(map(str, digit_tuple))
-        point = len(digit_tuple) + exp
-    return digits, point
 
 
 @dataclass(frozen=True)
