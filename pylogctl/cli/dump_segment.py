@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Iterator, List, Optional
+from typing import TYPE_CHECKING, Iterator, List, Optional
 
 import typer
 
 from ..errors import ExitCode, PylogctlError, UsageError
-from ..tools.dump_files import AnyDump, dump_file, expand_paths
-from ..tools.dump_index import DEFAULT_MAX_MESSAGE_SIZE, IndexDump, IndexDumpOptions
 from ..tools.decoders import DECODER_NAMES
-from ..tools.dump_log_segments import DEFAULT_MAX_BYTES, DumpOptions
-from ..tools.log_dir_summary import LogDirSummaryDump
+from ..tools.dump_options import (DEFAULT_MAX_BYTES, DEFAULT_MAX_MESSAGE_SIZE, DumpOptions,
+                                  IndexDumpOptions)
 from .app import EXIT_CODES_HELP, app
+
+if TYPE_CHECKING:  # the dump machinery loads when the command runs (start-up time)
+    from ..tools.dump_files import AnyDump
+    from ..tools.dump_index import IndexDump
 from .output import OutputFormat, err, guarded_output
 
 
@@ -75,6 +77,8 @@ def dump_segment(
         paths.extend(p for p in files_opt.split(",") if p)
     if not paths:
         raise UsageError('Missing required argument "[files]"')
+    from ..tools.dump_files import expand_paths
+
     paths = expand_paths(paths)  # partition dirs -> their files; log dirs get a summary
     for name, value in (("--key-decoder", key_decoder), ("--value-decoder", value_decoder)):
         if value is not None and value not in DECODER_NAMES:
@@ -107,6 +111,7 @@ def dump_segment(
 def _run(paths: list[str], options: DumpOptions, index_options: IndexDumpOptions,
          output: str) -> int:
     from ..formatters import get_formatter
+    from ..tools.dump_files import dump_file
 
     done: list[AnyDump] = []
     failure: list[PylogctlError] = []
@@ -123,7 +128,7 @@ def _run(paths: list[str], options: DumpOptions, index_options: IndexDumpOptions
             if dump.kind == "unknown" or getattr(dump, "corrupt", None):
                 sys.stdout.flush()
                 err(f"Ignoring unknown file {path}" if dump.kind == "unknown" else dump.corrupt)
-            if isinstance(dump, LogDirSummaryDump):
+            if dump.kind == "log-dir-summary":
                 sys.stdout.flush()
                 for line in dump.diagnostics():
                     err(line)
@@ -133,7 +138,8 @@ def _run(paths: list[str], options: DumpOptions, index_options: IndexDumpOptions
 
     get_formatter(output).write(sections(), sys.stdout)
     sys.stdout.flush()
-    index_problem = _report_index_verdicts([d for d in done if isinstance(d, IndexDump)])
+    index_problem = _report_index_verdicts([d for d in done if d.kind in ("offset-index",
+                                                                           "time-index")])
     corrupt = any(getattr(d, "corrupt", None) for d in done)
     for dump in done:
         pairs = dump.footer.get("nonConsecutiveOffsets") or []

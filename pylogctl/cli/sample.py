@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import typer
 
-from ..tools.sample_log_dir import write_sample_log_dir
 from .app import app
 
 
@@ -13,5 +12,7 @@ def sample(
     log_dir: str = typer.Argument(..., help="Directory to write the sample log dir into."),
 ) -> None:
     """Write a sample Kafka log dir (every codec, headers, a transaction) with pylogctl's writer."""
+    from ..tools.sample_log_dir import write_sample_log_dir
+
     for path in write_sample_log_dir(log_dir):
         typer.echo(str(path))

@@ -120,7 +120,7 @@ static void put_line(Text *t, const unsigned char *p, int64_t position, int vali
     PUTS(t, "baseOffset: ");
     put_i64(t, base_offset);
     PUTS(t, " lastOffset: ");
-    put_i64(t, base_offset + last_delta);
+    put_i64(t, (int64_t)((uint64_t)base_offset + (uint64_t)(int64_t)last_delta));  /* wraps as a Java long */
     PUTS(t, " count: ");
     put_i64(t, count);
     PUTS(t, " baseSequence: ");

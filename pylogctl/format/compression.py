@@ -20,10 +20,6 @@ import enum
 import struct
 import zlib
 
-import cramjam
-import lz4.frame
-import zstandard
-
 from ..errors import CompressionError, UnsupportedFormatError
 
 
@@ -59,7 +55,15 @@ XERIAL_HEADER = XERIAL_MAGIC + struct.pack(">ii", 1, 1)
 XERIAL_BLOCK_SIZE = 32 * 1024
 LZ4_FRAME_MAGIC = b"\x04\x22\x4d\x18"
 
-_ZSTD_DCTX = zstandard.ZstdDecompressor()
+_ZSTD_DCTX = None  # created on first use: the codec libraries load lazily (CLI start-up time)
+
+
+def _zstd_dctx():
+    global _ZSTD_DCTX
+    if _ZSTD_DCTX is None:
+        import zstandard
+        _ZSTD_DCTX = zstandard.ZstdDecompressor()
+    return _ZSTD_DCTX
 
 
 def decompress(codec: Codec | int, data: bytes | memoryview, magic: int = 2) -> bytes:
@@ -93,6 +97,7 @@ def compress(codec: Codec | int, data: bytes, level: int | None = None) -> bytes
         co = zlib.compressobj(-1 if level is None else level, zlib.DEFLATED, 31)
         return co.compress(data) + co.flush()
     if codec is Codec.SNAPPY:
+        import cramjam
         out = [XERIAL_HEADER]
         for start in range(0, len(data), XERIAL_BLOCK_SIZE):
             block = bytes(cramjam.snappy.compress_raw(data[start:start + XERIAL_BLOCK_SIZE]))
@@ -100,10 +105,12 @@ def compress(codec: Codec | int, data: bytes, level: int | None = None) -> bytes
             out.append(block)
         return b"".join(out)
     if codec is Codec.LZ4:
+        import lz4.frame
         return lz4.frame.compress(
             data, compression_level=0 if level is None else level,
             block_size=lz4.frame.BLOCKSIZE_MAX64KB, block_linked=False,
             content_checksum=False, block_checksum=False, store_size=False)
+    import zstandard
     cctx = zstandard.ZstdCompressor(level=3 if level is None else level, write_content_size=False)
     return cctx.compress(data)
 
@@ -122,6 +129,7 @@ def _gunzip(data: bytes | memoryview) -> bytes:
 
 
 def _unsnappy(data: bytes | memoryview) -> bytes:
+    import cramjam
     data = bytes(data)
     if data[:8] != XERIAL_MAGIC or len(data) < len(XERIAL_HEADER):
         # a cut-short xerial header is not a stream: decoding it raw fails, as in Java
@@ -143,6 +151,7 @@ def _unsnappy(data: bytes | memoryview) -> bytes:
 
 
 def _unlz4(data: bytes | memoryview, magic: int) -> bytes:
+    import lz4.frame
     data = bytes(data)
     if magic == 0:
         data = fix_legacy_lz4_header_checksum(data)
@@ -153,7 +162,7 @@ def _unzstd(data: bytes | memoryview) -> bytes:
     out = []
     rest = bytes(data)
     while True:
-        dobj = _ZSTD_DCTX.decompressobj()
+        dobj = _zstd_dctx().decompressobj()
         out.append(dobj.decompress(rest))
         if not dobj.eof:
             raise CompressionError("Failed to decompress zstd payload: truncated frame")

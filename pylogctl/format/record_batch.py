@@ -71,7 +71,10 @@ class RecordBatch:
 
     @property
     def last_offset(self) -> int:
-        return self.base_offset + self.last_offset_delta
+        last = self.base_offset + self.last_offset_delta
+        if -(1 << 63) <= last < (1 << 63):
+            return last
+        return (last + (1 << 63)) % (1 << 64) - (1 << 63)  # a Java long wraps (corrupt headers)
 
     @property
     def next_offset(self) -> int:

@@ -7,18 +7,22 @@ from __future__ import annotations
 import enum
 import os
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Union
+from typing import TYPE_CHECKING, Any, Iterable, Union
 
 from ..errors import PylogctlError, UsageError
 from ..storage.log_dir import child_log_dirs, is_log_dir, is_partition_dir, partition_dir_files
 from ..storage.naming import (CHECKPOINT_SUFFIX, INDEX_SUFFIX, LOG_SUFFIX,
                               PRODUCER_SNAPSHOT_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX,
                               suffix_of)
-from .dump_index import IndexDump, IndexDumpOptions, dump_index
-from .dump_log_segments import DumpOptions, LogDump, dump_log
-from .dump_metadata import MetadataDump, dump_metadata, metadata_kind
-from .dump_state import StateDump, dump_state
-from .log_dir_summary import LogDirSummaryDump, dump_log_dir
+from .dump_metadata import metadata_kind
+from .dump_options import DumpOptions, IndexDumpOptions
+
+if TYPE_CHECKING:  # the dumps load on first use: a .log dump needs none of the others
+    from .dump_index import IndexDump
+    from .dump_log_segments import LogDump
+    from .dump_metadata import MetadataDump
+    from .dump_state import StateDump
+    from .log_dir_summary import LogDirSummaryDump
 
 
 @dataclass
@@ -37,7 +41,8 @@ class UnknownFile:
         self.header = {"file": self.path, "type": "unknown"}
 
 
-AnyDump = Union[LogDump, IndexDump, StateDump, MetadataDump, UnknownFile, LogDirSummaryDump]
+AnyDump = Union["LogDump", "IndexDump", "StateDump", "MetadataDump", UnknownFile,
+                "LogDirSummaryDump"]
 
 
 class PathKind(enum.Enum):
@@ -86,14 +91,19 @@ def dump_file(path: str | os.PathLike[str], options: DumpOptions = DumpOptions()
     if os.path.isdir(path):
         if classify_path(path) is not PathKind.LOG_DIR:
             raise UsageError(f"{path} is not a log dir; expand it with expand_paths", path=path)
+        from .log_dir_summary import dump_log_dir
         return dump_log_dir(path)
     if metadata_kind(path) is not None:
+        from .dump_metadata import dump_metadata
         return dump_metadata(path)
     suffix = suffix_of(path)
     if suffix in (LOG_SUFFIX, CHECKPOINT_SUFFIX):
+        from .dump_log_segments import dump_log
         return dump_log(path, options)
     if suffix in (INDEX_SUFFIX, TIME_INDEX_SUFFIX):
+        from .dump_index import dump_index
         return dump_index(path, index_options)
     if suffix in (TXN_INDEX_SUFFIX, PRODUCER_SNAPSHOT_SUFFIX):
+        from .dump_state import dump_state
         return dump_state(path)
     return UnknownFile(path)

@@ -23,16 +23,7 @@ from ..storage.index import CorruptIndexError
 from ..storage.naming import INDEX_SUFFIX, LOG_SUFFIX, offset_from_file
 from ..storage.offset_index import OffsetIndex, OffsetPosition
 from ..storage.time_index import TimeIndex
-
-DEFAULT_MAX_MESSAGE_SIZE = 5 * 1024 * 1024
-
-
-@dataclass(frozen=True)
-class IndexDumpOptions:
-    verify_only: bool = False
-    sanity_check_only: bool = False
-    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE
-
+from .dump_options import DEFAULT_MAX_MESSAGE_SIZE, IndexDumpOptions
 
 @dataclass
 class IndexDump:

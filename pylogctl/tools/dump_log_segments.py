@@ -27,6 +27,7 @@ from ..storage.file_records import FileRecords
 from ..storage.naming import (BOOTSTRAP_CHECKPOINT, CHECKPOINT_SUFFIX, LOG_SUFFIX,
                               offset_from_file, snapshot_id_from_file)
 from .decoders import get_decoder
+from .dump_options import DEFAULT_MAX_BYTES, DumpOptions
 from .record_parsers import RecordParser, get_parser
 
 # The C accelerator's batch-line renderer (pylogctl/format/_batch_lines.c), when built and not
@@ -38,33 +39,6 @@ except ImportError:
 if os.environ.get("PYLOGCTL_NO_SPEEDUPS", "") not in ("", "0"):
     _c_batch_lines = None
 _LINES_PER_CHUNK = 4096
-
-DEFAULT_MAX_BYTES = 2**31 - 1
-
-
-@dataclass(frozen=True)
-class DumpOptions:
-    """The options of kafka-dump-log that shape a log dump."""
-
-    deep_iteration: bool = False
-    print_data: bool = False
-    skip_record_metadata: bool = False
-    max_bytes: int = DEFAULT_MAX_BYTES
-    key_decoder: str = "string"
-    value_decoder: str = "string"
-    parser: str | None = None  # "offsets", "transaction-log", "cluster-metadata"
-    legacy_format: bool = False
-
-    @property
-    def printing(self) -> bool:
-        """An internal-topic parser prints data, as in Kafka."""
-        return self.print_data or self.parser is not None
-
-    @property
-    def deep(self) -> bool:
-        """Printing data implies deep iteration, as in Kafka."""
-        return self.deep_iteration or self.printing
-
 
 @dataclass
 class LogDump:
@@ -190,7 +164,7 @@ def batch_to_dict(batch: AnyBatch, position: int) -> dict[str, Any]:
         base_seq = batch.base_sequence
         return {
             "baseOffset": batch.base_offset,
-            "lastOffset": batch.base_offset + batch.last_offset_delta,
+            "lastOffset": batch.last_offset,
             "count": batch.records_count,
             "baseSequence": base_seq,
             "lastSequence": -1 if base_seq == -1 else batch.last_sequence,
