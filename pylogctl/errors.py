@@ -18,6 +18,7 @@ class ExitCode(enum.IntEnum):
     DATA_ERROR = 1  # corrupt or invalid data found (CRC mismatch, invalid bytes, bad format)
     USAGE = 2  # bad command line
     UNREADABLE = 3  # a file could not be opened or read
+    LOCKED = 4  # a log dir's .lock is held: a running broker (or another pylogctl) owns it
     INTERNAL = 70  # a bug in pylogctl (EX_SOFTWARE); rerun with --debug for the traceback
     INTERRUPTED = 130  # Ctrl-C
     BROKEN_PIPE = 141  # stdout closed early (e.g. piped into `head`)
@@ -71,10 +72,37 @@ class CompressionError(CorruptRecordError):
     """A compressed payload could not be decompressed."""
 
 
+class InvalidOffsetError(PylogctlError):
+    """An index append would break the index's ordering (Kafka's ``InvalidOffsetException``)."""
+
+
+class IndexOffsetOverflowError(PylogctlError):
+    """An offset does not fit in an index's int32 relative to the segment base offset."""
+
+
+class LogSegmentOffsetOverflowError(IndexOffsetOverflowError):
+    """A segment holds (or would receive) an offset beyond base offset + 2^31 - 1.
+
+    Kafka's loader splits such a segment; ``base_offset`` and ``offset`` say where.
+    """
+
+    def __init__(self, message: str, path: str | os.PathLike[str] | None = None,
+                 position: int | None = None, *, base_offset: int, offset: int) -> None:
+        super().__init__(message, path, position)
+        self.base_offset = base_offset
+        self.offset = offset
+
+
 class FileUnreadableError(PylogctlError):
     """A file does not exist, is a directory, or cannot be read."""
 
     exit_code = ExitCode.UNREADABLE
+
+
+class LogDirLockedError(PylogctlError):
+    """Another process holds the log dir's ``.lock``: writing now would corrupt a live broker."""
+
+    exit_code = ExitCode.LOCKED
 
 
 class UsageError(PylogctlError):

@@ -127,6 +127,15 @@ class LegacyBatch:
     def is_valid(self) -> bool:
         return self._outer.is_valid
 
+    def ensure_valid(self) -> None:
+        """Kafka's ``ensureValid`` for a legacy batch: the outer message's CRC-32 must match."""
+        if not self.is_valid:
+            start = self.position + LOG_OVERHEAD
+            with memoryview(self._buf) as view:
+                computed = crc32(view[start + 4:start + self.length])
+            raise CorruptRecordError(f"Record is corrupt (stored crc = {self.crc}, computed crc = "
+                                     f"{computed})", position=self.position)
+
     @property
     def size_in_bytes(self) -> int:
         return self.length + LOG_OVERHEAD

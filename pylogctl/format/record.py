@@ -101,3 +101,10 @@ def increment_sequence(sequence: int, increment: int) -> int:
     if sequence > 0x7FFFFFFF - increment:
         return increment - (0x7FFFFFFF - sequence) - 1
     return sequence + increment
+
+
+def decrement_sequence(sequence: int, decrement: int) -> int:
+    """Subtract from a producer sequence, wrapping below 0 to int32 max as Kafka does."""
+    if sequence < decrement:
+        return 0x7FFFFFFF - (decrement - sequence) + 1
+    return sequence - decrement

@@ -18,6 +18,10 @@ TXN_INDEX_SUFFIX = ".txnindex"
 PRODUCER_SNAPSHOT_SUFFIX = ".snapshot"
 CHECKPOINT_SUFFIX = ".checkpoint"
 BOOTSTRAP_CHECKPOINT = "bootstrap.checkpoint"
+# stacked on a segment's file names while it is being deleted, compacted or swapped in
+DELETED_FILE_SUFFIX = ".deleted"
+CLEANED_FILE_SUFFIX = ".cleaned"
+SWAP_FILE_SUFFIX = ".swap"
 _SNAPSHOT_RE = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
 _OFFSET_NAME_RE = re.compile(r"^(\d{20})[.-]")
 # ``{topic}-{partition}.{uuid}-delete`` (deleted topic), ``-future`` (intra-broker move),
@@ -33,6 +37,21 @@ def filename_prefix(offset: int) -> str:
 
 def log_filename(offset: int) -> str:
     return filename_prefix(offset) + LOG_SUFFIX
+
+
+def segment_file(directory: str | os.PathLike[str], base_offset: int, suffix: str,
+                 file_suffix: str = "") -> str:
+    """``{dir}/{base:020d}{suffix}{file_suffix}``, e.g. ``.log`` + ``.swap`` (``LogFileUtils``)."""
+    return os.path.join(os.fspath(directory), filename_prefix(base_offset) + suffix + file_suffix)
+
+
+def replace_suffix(path: str | os.PathLike[str], old_suffix: str, new_suffix: str) -> str:
+    """Swap the trailing ``old_suffix`` of ``path`` for ``new_suffix`` (Kafka's
+    ``Utils.replaceSuffix``); ``path`` must end with ``old_suffix``."""
+    path = os.fspath(path)
+    if not path.endswith(old_suffix):
+        raise ValueError(f"Expected string to end with '{old_suffix}' but string is '{path}'")
+    return path[:len(path) - len(old_suffix)] + new_suffix
 
 
 def offset_from_file(path: str | os.PathLike[str]) -> int:

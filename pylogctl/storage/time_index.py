@@ -1,8 +1,11 @@
 """The time index (``.timeindex``): 12-byte entries ``timestamp int64 | relative offset int32``.
 
-Each entry records a new maximum timestamp and the offset of the batch that carried it (its
-last offset); timestamps and offsets never decrease. Lookups by time give an offset, which the
-offset index turns into a file position.
+Each entry records a new maximum timestamp and the offset it belongs to (the last offset of the
+batch that carried it; brokers before 3.x wrote the offset of the *record* holding it for
+uncompressed data); timestamps strictly increase and offsets never decrease. Lookups by time
+give an offset, which the offset index turns into a file position. Kafka's append rule
+(``maybeAppend``) silently skips an entry whose timestamp is not above the last one, and keeps
+the last slot free for the max-timestamp entry written when the segment is rolled or closed.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from __future__ import annotations
 import struct
 from typing import NamedTuple
 
+from ..errors import InvalidOffsetError
 from ..format.record import NO_TIMESTAMP
 from .index import AbstractIndex, CorruptIndexError
 
@@ -25,14 +29,24 @@ class TimeIndex(AbstractIndex[TimestampOffset]):
     entry_size = 12
 
     def entry(self, n: int) -> TimestampOffset:
+        self._check_slot(n)
         ts, rel = _ENTRY.unpack_from(self._data, n * 12)
         return TimestampOffset(ts, self.base_offset + rel)
 
     def _key(self, n: int) -> int:
         return _ENTRY.unpack_from(self._data, n * 12)[0]
 
+    def _offset_of(self, n: int) -> int:
+        return self.base_offset + _ENTRY.unpack_from(self._data, n * 12)[1]
+
+    @property
+    def is_full(self) -> bool:
+        """Full one entry early: the last slot is kept for the roll/close entry."""
+        return self.entries >= self.max_entries - 1
+
     @property
     def last_entry(self) -> TimestampOffset:
+        """The last entry, or ``(-1, base offset)`` when empty (so any timestamp >= 0 fits)."""
         return self.entry(self.entries - 1) if self.entries else TimestampOffset(NO_TIMESTAMP,
                                                                                  self.base_offset)
 
@@ -40,6 +54,29 @@ class TimeIndex(AbstractIndex[TimestampOffset]):
         """Largest entry with timestamp <= target, or ``(-1, base offset)``."""
         slot = self.largest_lower_bound_slot(target_timestamp)
         return TimestampOffset(NO_TIMESTAMP, self.base_offset) if slot < 0 else self.entry(slot)
+
+    def maybe_append(self, timestamp: int, offset: int, skip_full_check: bool = False) -> None:
+        """Append ``timestamp -> offset`` if the timestamp is above the last entry's.
+
+        An older timestamp or offset is an error; an equal timestamp is skipped quietly (the
+        roll and close paths re-offer the last entry). ``skip_full_check`` is for those paths.
+        """
+        if not skip_full_check and self.is_full:
+            raise ValueError(f"Attempt to append to a full time index (size = {self.entries}).")
+        last = self.last_entry
+        if self.entries and offset < last.offset:
+            raise InvalidOffsetError(
+                f"Attempt to append an offset ({offset}) to slot {self.entries} no larger than "
+                f"the last offset appended ({last.offset}) to {self._abs_path()}",
+                path=self.path, position=self.size_in_bytes)
+        if self.entries and timestamp < last.timestamp:
+            raise ValueError(
+                f"Attempt to append a timestamp ({timestamp}) to slot {self.entries} no larger "
+                f"than the last timestamp appended ({last.timestamp}) to {self._abs_path()}")
+        if timestamp > last.timestamp:
+            _ENTRY.pack_into(self._writable_map(), self.size_in_bytes, timestamp,
+                             self.relative_offset(offset))
+            self.entries += 1
 
     def sanity_check(self) -> None:
         last = self.last_entry

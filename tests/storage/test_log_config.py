@@ -1,0 +1,64 @@
+"""LogConfig: Kafka's topic config names, defaults and ranges; LogOffsetMetadata comparisons."""
+
+from __future__ import annotations
+
+import pytest
+
+from pylogctl.errors import UsageError
+from pylogctl.storage.log_config import LogConfig
+from pylogctl.storage.log_offset_metadata import LogOffsetMetadata
+
+
+def test_defaults_are_kafkas():
+    props = LogConfig().to_properties()
+    assert {k: props[k] for k in ("segment.bytes", "segment.ms", "segment.jitter.ms",
+                                  "segment.index.bytes", "index.interval.bytes", "preallocate",
+                                  "retention.ms", "retention.bytes", "cleanup.policy",
+                                  "max.message.bytes", "file.delete.delay.ms")} == {
+        "segment.bytes": "1073741824", "segment.ms": "604800000", "segment.jitter.ms": "0",
+        "segment.index.bytes": "10485760", "index.interval.bytes": "4096",
+        "preallocate": "false", "retention.ms": "604800000", "retention.bytes": "-1",
+        "cleanup.policy": "delete", "max.message.bytes": "1048588",
+        "file.delete.delay.ms": "60000"}
+    assert LogConfig.from_properties(props) == LogConfig()
+
+
+def test_from_properties_parses_kafka_names():
+    config = LogConfig.from_properties({"segment.bytes": "1048576", "preallocate": "true",
+                                        "cleanup.policy": "compact, delete",
+                                        "min.cleanable.dirty.ratio": "0.25",
+                                        "max.compaction.lag.ms": 60000, "segment.ms": "3600000"})
+    assert config.segment_bytes == 1048576 and config.preallocate and config.compact
+    assert config.delete and config.min_cleanable_dirty_ratio == 0.25
+    assert config.init_file_size == 1048576
+    assert config.max_segment_ms() == 60000  # a compacted log rolls within its max lag
+    assert LogConfig(segment_ms=100).max_segment_ms() == 100
+
+
+@pytest.mark.parametrize("props, message", [
+    ({"segment.bytes": "13"}, "segment.bytes: Value must be at least 14"),
+    ({"segment.index.bytes": "3"}, "segment.index.bytes: Value must be at least 4"),
+    ({"retention.ms": "-2"}, "retention.ms: Value must be at least -1"),
+    ({"cleanup.policy": "forever"}, "cleanup.policy"),
+    ({"preallocate": "yes"}, "Invalid value yes for configuration preallocate"),
+    ({"segment.byte": "1"}, "Unknown topic config name: segment.byte"),
+])
+def test_invalid_configs_are_refused(props, message):
+    with pytest.raises(UsageError, match=message):
+        LogConfig.from_properties(props)
+
+
+def test_log_offset_metadata_comparisons():
+    a = LogOffsetMetadata(10, 0, 500)
+    b = LogOffsetMetadata(20, 0, 900)
+    c = LogOffsetMetadata(30, 25, 10)
+    only = LogOffsetMetadata(40)
+    assert only.message_offset_only and not a.message_offset_only
+    assert a.on_same_segment(b) and a.on_older_segment(c) and not c.on_older_segment(a)
+    assert not only.on_same_segment(a) and not a.on_older_segment(only)
+    assert b.position_diff(a) == 400
+    with pytest.raises(ValueError, match="not on the same segment"):
+        c.position_diff(a)
+    with pytest.raises(ValueError, match="only has message offset info"):
+        only.position_diff(a)
+    assert str(a) == "(offset=10, segment=[0:500])"
