@@ -52,12 +52,28 @@ def _sibling(path: str, suffix: str) -> str:
 def dump_index(path: str | os.PathLike[str], options: IndexDumpOptions = IndexDumpOptions()) -> IndexDump:
     path = os.fspath(path)
     kind = "offset-index" if path.endswith(INDEX_SUFFIX) else "time-index"
-    header = {"file": path, "type": kind, "baseOffset": offset_from_file(path)}
+    try:
+        base = offset_from_file(path)
+    except ValueError:  # Kafka throws NumberFormatException; a one-line error here
+        raise PylogctlError(f"Cannot parse a base offset from the file name "
+                            f"{os.path.basename(path)}: Kafka names index files by their "
+                            f"segment's base offset", path=path) from None
+    header = {"file": path, "type": kind, "baseOffset": base}
     return IndexDump(path=path, kind=kind, header=header, options=options)
+
+
+def _fail(dump: IndexDump, exc: PylogctlError) -> None:
+    """The error that stops this dump, in the footer too so ``-o json`` shows it (as a log
+    dump's footer does)."""
+    dump.error = exc
+    dump.footer["error"] = {"message": str(exc), "position": exc.position}
 
 
 def explain_offset_mismatch(log: FileRecords, entry: OffsetPosition, max_bytes: int) -> dict[str, Any]:
     """Why the batch at ``entry.position`` does not end at ``entry.offset``, and whether it matters."""
+    if entry.position < 0:
+        return {"verdict": "corrupt", "explanation": f"the entry's position {entry.position} is "
+                f"negative: it points before the start of the log"}
     first = None
     for batch in log.batches(entry.position):
         if first is None:
@@ -91,7 +107,7 @@ def _offset_index_items(dump: IndexDump) -> Iterator[dict[str, Any]]:
     try:
         log = FileRecords(_sibling(dump.path, LOG_SUFFIX))
     except FileUnreadableError as exc:
-        dump.error = exc
+        _fail(dump, exc)
         return
     try:
         with log, OffsetIndex(dump.path) as index:
@@ -107,7 +123,8 @@ def _offset_index_items(dump: IndexDump) -> Iterator[dict[str, Any]]:
                 entry = index.entry(i)
                 if i > 0 and entry.offset == index.base_offset:
                     break
-                first = next(iter(log.batches(entry.position)), None)
+                # a negative position (a corrupt entry) names no batch: Kafka's slice rejects it
+                first = next(iter(log.batches(entry.position)), None) if entry.position >= 0 else None
                 if first is not None and first.position + first.size_in_bytes > entry.position + opts.max_message_size:
                     first = None  # the batch does not fit in the slice Kafka reads
                 log_offset = -1 if first is None else first.last_offset
@@ -117,7 +134,8 @@ def _offset_index_items(dump: IndexDump) -> Iterator[dict[str, Any]]:
                 if not opts.verify_only:
                     yield {"offset": entry.offset, "position": entry.position}
     except PylogctlError as exc:
-        dump.error = exc.at(dump.path)
+        # the index's own errors name it already; one without a file came from the segment
+        _fail(dump, exc.at(log.path))
     mismatches.sort(key=lambda m: -m["indexOffset"])
 
 
@@ -128,7 +146,7 @@ def _time_index_items(dump: IndexDump) -> Iterator[dict[str, Any]]:
     try:
         log = FileRecords(_sibling(dump.path, LOG_SUFFIX))
     except FileUnreadableError as exc:
-        dump.error = exc
+        _fail(dump, exc)
         return
     offset_index_path = _sibling(dump.path, INDEX_SUFFIX)
     try:
@@ -145,6 +163,8 @@ def _time_index_items(dump: IndexDump) -> Iterator[dict[str, Any]]:
                 if i > 0 and entry.offset == tindex.base_offset:
                     break
                 start = index.lookup(entry.offset).position if index is not None else 0
+                if start < 0:  # a corrupt offset-index entry: scan the segment from its start
+                    start = 0
                 match = next((b for b in log.batches(start) if b.last_offset >= entry.offset), None)
                 if match is None:
                     errors["notFound"].append({"indexOffset": entry.offset, "logOffset": -1,
@@ -153,7 +173,7 @@ def _time_index_items(dump: IndexDump) -> Iterator[dict[str, Any]]:
                 elif match.last_offset != entry.offset:
                     errors["notFound"].append({"indexOffset": entry.offset,
                                                "logOffset": match.last_offset,
-                                               **_explain_time_entry(match, entry)})
+                                               **explain_time_entry(match, entry)})
                 else:
                     max_ts = max((r.timestamp for r in match.records()), default=-1)
                     if max_ts != entry.timestamp:
@@ -168,10 +188,11 @@ def _time_index_items(dump: IndexDump) -> Iterator[dict[str, Any]]:
             if index is not None:
                 index.close()
     except PylogctlError as exc:
-        dump.error = exc.at(dump.path)
+        # the index's own errors name it already; one without a file came from the segment
+        _fail(dump, exc.at(log.path))
 
 
-def _explain_time_entry(batch, entry) -> dict[str, Any]:
+def explain_time_entry(batch, entry) -> dict[str, Any]:
     """A time-index entry inside a batch rather than at its end: which broker rule wrote it."""
     if batch.base_offset <= entry.offset:
         rec = next((r for r in batch.records() if r.offset == entry.offset), None)
@@ -185,4 +206,4 @@ def _explain_time_entry(batch, entry) -> dict[str, Any]:
 
 
 __all__ = ["IndexDump", "IndexDumpOptions", "dump_index", "CorruptIndexError",
-           "DEFAULT_MAX_MESSAGE_SIZE", "explain_offset_mismatch"]
+           "DEFAULT_MAX_MESSAGE_SIZE", "explain_offset_mismatch", "explain_time_entry"]

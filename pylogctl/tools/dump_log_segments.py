@@ -14,7 +14,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
-from ..errors import PylogctlError
+from ..errors import CorruptRecordError, PylogctlError
 from ..format.crc import crc32c
 from ..format.control import (ControlRecordType, decode_control_value, parse_control_key,
                               parse_end_txn_marker)
@@ -64,6 +64,17 @@ class LogDump:
         return _dump_batches(self, lines=True)
 
 
+def _base_offset_from_name(path: str) -> int:
+    """A segment's or index's base offset from its name (the text before the first ``.``); a
+    name that holds none is a one-line error, not a crash (Kafka throws NumberFormatException)."""
+    try:
+        return offset_from_file(path)
+    except ValueError:
+        raise PylogctlError(f"Cannot parse a base offset from the file name "
+                            f"{os.path.basename(path)}: Kafka names segment files by their "
+                            f"base offset", path=path) from None
+
+
 def dump_log(path: str | os.PathLike[str], options: DumpOptions = DumpOptions()) -> LogDump:
     """Prepare the dump of a ``.log`` segment or a KRaft ``.checkpoint`` snapshot."""
     path = os.fspath(path)
@@ -71,7 +82,7 @@ def dump_log(path: str | os.PathLike[str], options: DumpOptions = DumpOptions())
     header: dict[str, Any] = {"file": path}
     if name.endswith(LOG_SUFFIX):
         header["type"] = "log"
-        header["logStartOffset"] = offset_from_file(path)
+        header["logStartOffset"] = _base_offset_from_name(path)
     elif name == BOOTSTRAP_CHECKPOINT:
         header["type"] = "bootstrap-snapshot"
     elif name.endswith(CHECKPOINT_SUFFIX):
@@ -263,5 +274,11 @@ def control_to_dict(rec: Record) -> dict[str, Any]:
         return {"type": ctype.name, "typeId": type_id, "coordinatorEpoch": marker.coordinator_epoch}
     if ctype == ControlRecordType.UNKNOWN:
         return {"type": ctype.name, "typeId": type_id}
-    return {"type": ctype.name, "typeId": type_id,
-            "data": to_json_value(decode_control_value(ctype, rec.value))}
+    try:
+        data = decode_control_value(ctype, rec.value)
+    except PylogctlError as exc:
+        # a position inside the record's value means nothing in the file: the dump reports
+        # the batch's position instead
+        raise CorruptRecordError(f"Cannot read the {ctype.name} control record at offset "
+                                 f"{rec.offset}: {exc.message}") from None
+    return {"type": ctype.name, "typeId": type_id, "data": to_json_value(data)}

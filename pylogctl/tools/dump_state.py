@@ -23,8 +23,10 @@ class StateDump(FileDump):
         except FileUnreadableError as exc:
             self.error = exc
         except PylogctlError as exc:
-            # a corrupt snapshot is reported, not fatal, as kafka-dump-log does
-            self.footer["corrupt"] = {"message": exc.message, "position": exc.position}
+            # a corrupt snapshot is reported, not fatal, as kafka-dump-log does; Kafka's message
+            # first, then the file and byte position (Kafka's own line names neither)
+            exc.at(self.path)
+            self.footer["corrupt"] = {"message": str(exc), "position": exc.position}
 
 
 def dump_state(path: str | os.PathLike[str]) -> StateDump:

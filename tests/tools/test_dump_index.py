@@ -184,3 +184,78 @@ def test_json_output_for_indexes(tmp_path, cli):
         {"offset": meta[2][0], "position": meta[1][1]}]
     assert doc[0]["mismatches"][0]["verdict"] == "benign"
     assert "multi-batch append" in doc[0]["mismatches"][0]["explanation"]
+
+
+# -- regressions found by tests/fuzz/fuzz_dump.py ------------------------------------------------
+
+def test_negative_entry_position_is_a_corrupt_mismatch(tmp_path, cli):
+    """A negative position used to be read from the end of the mapped segment (or crash with a
+    struct.error); it names no batch, so the entry is a corrupt mismatch."""
+    log, meta = _segment(tmp_path)
+    idx = _write_index(tmp_path / f"{0:020d}.index", 0, [(meta[0][0], 0), (meta[1][0], -5),
+                                                         (meta[2][0], -32760)])
+    items, footer = _consume(dump_index(idx))
+    assert [e["position"] for e in items] == [0, -5, -32760]
+    assert [(m["indexOffset"], m["logOffset"], m["verdict"]) for m in footer["mismatches"]] == [
+        (meta[2][0], -1, "corrupt"), (meta[1][0], -1, "corrupt")]
+    assert "negative" in footer["mismatches"][0]["explanation"]
+    res = cli("dump-segment", "--verify-index-only", idx)
+    assert res.code == 1 and "Traceback" not in res.err
+    assert res.err.splitlines()[:3] == [f"Mismatches in :{idx.resolve()}",
+                                        f"  Index offset: {meta[2][0]}, log offset: -1",
+                                        f"  Index offset: {meta[1][0]}, log offset: -1"]
+
+
+def test_time_index_survives_a_negative_offset_index_position(tmp_path):
+    log, meta = _segment(tmp_path)
+    _write_index(tmp_path / f"{0:020d}.index", 0, [(meta[0][0], -100)])
+    tidx = _write_time_index(tmp_path / f"{0:020d}.timeindex", 0,
+                             [(meta[i][2], meta[i][0]) for i in (0, 3)])
+    items, footer = _consume(dump_index(tidx))
+    assert len(items) == 2
+    assert footer["timestampMismatches"] == footer["notFound"] == footer["outOfOrder"] == []
+
+
+def test_log_errors_during_time_index_verification_name_the_segment(tmp_path, cli):
+    """A corrupt batch met while verifying a time index is the segment's fault: the error names
+    the .log and the batch's position there (it used to name the .timeindex)."""
+    log, meta = _segment(tmp_path)
+    data = bytearray(log.read_bytes())
+    second = meta[1][1]
+    struct.pack_into(">i", data, second + 57, -2**31)  # the second batch's record count
+    log.write_bytes(bytes(data))
+    tidx = _write_time_index(tmp_path / f"{0:020d}.timeindex", 0, [(meta[1][2], meta[1][0])])
+    dump = dump_index(tidx)
+    _consume(dump)
+    assert dump.error is not None
+    # the position is in the segment: the second batch's records (its 61-byte header on)
+    assert dump.error.path == str(log.resolve()) and dump.error.position == second + 61
+    assert dump.footer["error"]["position"] == second + 61
+    res = cli("dump-segment", tidx)
+    assert res.code == 1 and "Traceback" not in res.err
+    assert res.err.splitlines() == [f"pylogctl: {dump.error}"]
+    assert f"{log.resolve()}, byte position {second + 61})" in res.err
+
+
+def test_index_names_without_an_offset_are_one_line_errors(tmp_path, cli):
+    from pylogctl.errors import PylogctlError
+
+    log, meta = _segment(tmp_path)
+    for name in ("abc.index", "abc.timeindex", "0x10.index"):
+        path = _write_index(tmp_path / name, 0, [(meta[0][0], 0)])
+        with pytest.raises(PylogctlError, match="Cannot parse a base offset from the file name"):
+            dump_index(path)
+        res = cli("dump-segment", path)
+        assert res.code == 1 and len(res.err.splitlines()) == 1 and "Traceback" not in res.err
+
+
+def test_json_footer_carries_the_error_that_stopped_an_index_dump(tmp_path, cli):
+    log, meta = _segment(tmp_path)
+    idx = _write_index(tmp_path / f"{0:020d}.index", 0, [(meta[1][0], meta[1][1])], pad=3)
+    res = cli("dump-segment", "--index-sanity-check", "-o", "json", idx)
+    assert res.code == 1
+    doc = json.loads(res.out)
+    assert "neither positive nor a multiple of 8" in doc[0]["error"]["message"]
+    missing = _write_index(tmp_path / f"{500:020d}.index", 500, [(500, 0)])
+    doc = json.loads(cli("dump-segment", "-o", "json", missing).out)
+    assert "No such file" in doc[0]["error"]["message"]
