@@ -142,7 +142,15 @@ def _run(paths: list[str], options: DumpOptions, index_options: IndexDumpOptions
                                                                            "time-index")])
     corrupt = any(getattr(d, "corrupt", None) for d in done)
     for dump in done:
-        pairs = dump.footer.get("nonConsecutiveOffsets") or []
+        foot = dump.footer
+        if foot.get("invalidBatches"):
+            n = foot["invalidBatches"]
+            err(f"pylogctl: {n} batch{'es' if n > 1 else ''} failed the CRC check, the first "
+                f"({dump.path}, byte position {foot['firstInvalidBatchPosition']})")
+        if foot.get("invalidBytes"):
+            err(f"pylogctl: {foot['invalidBytes']} invalid bytes at the end "
+                f"({dump.path}, byte position {foot['validBytes']})")
+        pairs = foot.get("nonConsecutiveOffsets") or []
         if pairs:
             err(f"Non-consecutive offsets in {os.path.abspath(dump.path)}")
             for prev, nxt in pairs:

@@ -168,7 +168,8 @@ static void put_line(Text *t, const unsigned char *p, int64_t position, int vali
 #define MAX_LINE 1024
 
 const char format_v2_batch_lines_doc[] =
-"format_v2_batch_lines(buf, pos, end, crc32c, max_batches) -> (text, next_pos, batches, invalid)\n\n"
+"format_v2_batch_lines(buf, pos, end, crc32c, max_batches)\n"
+"    -> (text, next_pos, batches, invalid, first_invalid_pos or -1)\n\n"
 "Kafka's batch lines for the run of plain magic-2 batches starting at pos; stops before\n"
 "the first batch the Python path must handle (see _batch_lines.c).";
 
@@ -192,7 +193,7 @@ format_v2_batch_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         end = view.len;
     const unsigned char *buf = view.buf;
     Text t = {NULL, 0, 0};
-    Py_ssize_t batches = 0, invalid = 0;
+    Py_ssize_t batches = 0, invalid = 0, first_invalid = -1;
     PyObject *result = NULL;
 
     while (batches < max_batches && pos >= 0 && end - pos >= V2_OVERHEAD) {
@@ -214,8 +215,8 @@ format_v2_batch_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         if (computed == (unsigned long)-1 && PyErr_Occurred())
             goto done;
         int valid = (uint32_t)computed == (uint32_t)be32(p + 17);
-        if (!valid)
-            invalid++;
+        if (!valid && invalid++ == 0)
+            first_invalid = pos;
         if (text_reserve(&t, MAX_LINE) < 0)
             goto done;
         put_line(&t, p, pos, valid);
@@ -228,7 +229,7 @@ format_v2_batch_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
             goto done;
         if (t.len)
             memcpy(PyUnicode_1BYTE_DATA(text), t.data, t.len);
-        result = Py_BuildValue("(Nnnn)", text, pos, batches, invalid);
+        result = Py_BuildValue("(Nnnnn)", text, pos, batches, invalid, first_invalid);
     }
 done:
     PyMem_Free(t.data);

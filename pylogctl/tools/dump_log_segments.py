@@ -110,6 +110,7 @@ def _dump_batches(dump: LogDump, lines: bool = False) -> Iterator[dict[str, Any]
     last_offset = -1
     valid_bytes = 0
     invalid_batches = 0
+    first_invalid: int | None = None
     size = 0
     position = None
     try:
@@ -119,10 +120,12 @@ def _dump_batches(dump: LogDump, lines: bool = False) -> Iterator[dict[str, Any]
             while True:
                 if fast:
                     # a run of plain v2 batches, rendered in C; the rest go through Python below
-                    text, pos, count, invalid = _c_batch_lines(fr.view, pos, fr.end, crc32c,
-                                                               _LINES_PER_CHUNK)
+                    text, pos, count, invalid, first_bad = _c_batch_lines(
+                        fr.view, pos, fr.end, crc32c, _LINES_PER_CHUNK)
                     if count:
                         valid_bytes = pos
+                        if invalid and first_invalid is None:
+                            first_invalid = first_bad
                         invalid_batches += invalid
                         fr.release(pos)
                         yield text
@@ -132,6 +135,8 @@ def _dump_batches(dump: LogDump, lines: bool = False) -> Iterator[dict[str, Any]
                     position = batch.position
                     item = batch_to_dict(batch, valid_bytes)
                     if not item["isValid"]:
+                        if first_invalid is None:
+                            first_invalid = batch.position
                         invalid_batches += 1
                     if deep:
                         recs = []
@@ -157,6 +162,7 @@ def _dump_batches(dump: LogDump, lines: bool = False) -> Iterator[dict[str, Any]
         "validBytes": valid_bytes,
         "invalidBytes": trailing if opts.max_bytes == DEFAULT_MAX_BYTES and dump.error is None else 0,
         "invalidBatches": invalid_batches,
+        "firstInvalidBatchPosition": first_invalid,
         "nonConsecutiveOffsets": [[k, non_consecutive[k]] for k in sorted(non_consecutive)],
         "error": None if dump.error is None else {"message": str(dump.error),
                                                    "position": dump.error.position},

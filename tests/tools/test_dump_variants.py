@@ -98,6 +98,7 @@ class Case:
     err_lines: tuple[str, ...] | None = None  # Kafka's multi-line summaries, exact ({abs})
     out_contains: str | None = None  # a line stdout must hold besides
     dumped: bool = True  # False: the file name is refused before its "Dumping" line
+    footer_key: str | None = None  # the JSON footer field that reports the problem instead
 
 
 def _log_cases() -> list[Case]:
@@ -106,9 +107,12 @@ def _log_cases() -> list[Case]:
         Case("log-zero", name, b"", 0, out_last=r"Log starting offset: 0"),
         Case("log-truncated", name, SEG[:-10], 1,
              out_last=rf"Found {len(SEG) - 10 - sum(SIZES[:-1])} invalid bytes at the end of "
-                      rf"{name}"),
+                      rf"{name}",
+             err=rf"{len(SEG) - 10 - sum(SIZES[:-1])} invalid bytes at the end",
+             position=sum(SIZES[:-1]), footer_key="invalidBytes"),
         Case("log-truncated-in-header", name, SEG[:10], 1,
-             out_last=rf"Found 10 invalid bytes at the end of {name}"),
+             out_last=rf"Found 10 invalid bytes at the end of {name}",
+             err=r"10 invalid bytes at the end", position=0, footer_key="invalidBytes"),
         Case("log-corrupt-length", name, _patched(SEG, P2 + 8, ">i", 5), 1,
              err=r"Found record size 5 smaller than minimum record overhead \(14\) in file "
                  r"{file}\.", position=P2),
@@ -119,7 +123,8 @@ def _log_cases() -> list[Case]:
         Case("log-bad-name", "abc.log", SEG, 1, dumped=False,
              err=r"Cannot parse a base offset from the file name abc\.log"),
         Case("log-corrupt-crc", name, _flip(SEG, 70), 1, out_last=r"baseOffset: .* isvalid: true",
-             out_contains=" crc: {crc} isvalid: false"),
+             out_contains=" crc: {crc} isvalid: false", err=r"1 batch failed the CRC check",
+             position=0, footer_key="invalidBatches"),
         Case("log-corrupt-record", name, _patched(SEG, 61, ">b", 0x7F), 1,  # length varint -64
              flags=("--deep-iteration",), err=r"Invalid record size: expected -64 bytes in record "
              r"payload", position=62),
@@ -205,7 +210,9 @@ def _kraft_cases() -> list[Case]:
             Case(f"{kind}-zero", name, b"", 0, out_last=head),
             Case(f"{kind}-truncated", name, SNAP[:-7], 1,
                  out_last=rf"Found {len(SNAP) - 7 - SNAP_SIZES[0] - SNAP_SIZES[1]} invalid bytes "
-                          rf"at the end of {re.escape(name)}"),
+                          rf"at the end of {re.escape(name)}",
+                 err=rf"{len(SNAP) - 7 - SNAP_SIZES[0] - SNAP_SIZES[1]} invalid bytes at the end",
+                 position=SNAP_SIZES[0] + SNAP_SIZES[1], footer_key="invalidBytes"),
             Case(f"{kind}-corrupt-length", name, _patched(SNAP, SNAP_SIZES[0] + 8, ">i", 3), 1,
                  err=r"Found record size 3 smaller than minimum record overhead",
                  position=SNAP_SIZES[0]),
@@ -315,6 +322,8 @@ def test_damaged_file(cli, tmp_path: Path, case: Case):
         stored = struct.unpack_from(">I", content, 17)[0]
         assert case.out_contains.format(crc=stored) in res.lines[2], res.lines[2]
     err = res.err.splitlines()
+    if case.footer_key != "invalidBatches":  # a damaged batch also fails its CRC: said apart
+        err = [l for l in err if "failed the CRC check" not in l]
     if case.err_lines is not None:
         assert err[:len(case.err_lines)] == [l.replace("{abs}", str(path.resolve()))
                                              for l in case.err_lines]
@@ -338,7 +347,9 @@ def test_damaged_file(cli, tmp_path: Path, case: Case):
         assert doc == []
         return
     assert doc[0]["file"] == str(path)
-    if case.code == 1 and case.err is not None:  # the problem is in the document too
+    if case.footer_key is not None:  # the problem is in the document's footer too
+        assert doc[0][case.footer_key]
+    elif case.code == 1 and case.err is not None:  # the problem is in the document too
         reported = doc[0].get("error") or doc[0].get("corrupt")
         assert reported and reported["message"] in res.err, (doc[0], res.err)
         if case.position is not None:
