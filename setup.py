@@ -7,5 +7,6 @@ install still succeeds and pylogctl runs its pure-Python decoder.
 from setuptools import Extension, setup
 
 setup(ext_modules=[Extension("pylogctl.format._speedups", ["pylogctl/format/_speedups.c",
-                              "pylogctl/format/_batch_lines.c"],
+                              "pylogctl/format/_batch_lines.c",
+                              "pylogctl/format/_crc32c.c"],
                              optional=True)])

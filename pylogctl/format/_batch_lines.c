@@ -11,8 +11,8 @@
  * itself: fewer than 61 bytes left, a size field below the v2 overhead, a batch running past
  * `end`, another magic, codec ids 5-7. The Python path then takes over at that position and
  * applies Kafka's rules (quiet stop, errors, legacy formats), so every message and position
- * still comes from one place. The CRC is computed by the callable passed in (the same
- * crc32c function the Python path uses) over attributes..end, as RecordBatch.is_valid does.
+ * still comes from one place. The CRC is _crc32c.c's, the same function pylogctl.format.crc
+ * uses when the accelerator is built, over attributes..end as RecordBatch.is_valid does.
  *
  * tests/format/test_fmt_speedups.py compares both paths on the corpus and on generated
  * segments; a change to batch_line or batch_to_dict must be made here too.
@@ -22,6 +22,8 @@
 #include <Python.h>
 #include <stdint.h>
 #include <string.h>
+
+uint32_t pylogctl_crc32c(uint32_t crc, const unsigned char *p, size_t n);  /* _crc32c.c */
 
 #define V2_OVERHEAD 61
 #define LOG_OVERHEAD 12
@@ -168,7 +170,7 @@ static void put_line(Text *t, const unsigned char *p, int64_t position, int vali
 #define MAX_LINE 1024
 
 const char format_v2_batch_lines_doc[] =
-"format_v2_batch_lines(buf, pos, end, crc32c, max_batches)\n"
+"format_v2_batch_lines(buf, pos, end, max_batches)\n"
 "    -> (text, next_pos, batches, invalid, first_invalid_pos or -1)\n\n"
 "Kafka's batch lines for the run of plain magic-2 batches starting at pos; stops before\n"
 "the first batch the Python path must handle (see _batch_lines.c).";
@@ -176,16 +178,15 @@ const char format_v2_batch_lines_doc[] =
 PyObject *
 format_v2_batch_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 5) {
-        PyErr_SetString(PyExc_TypeError, "format_v2_batch_lines takes 5 arguments");
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "format_v2_batch_lines takes 4 arguments");
         return NULL;
     }
     Py_ssize_t pos = PyLong_AsSsize_t(args[1]);
     Py_ssize_t end = PyLong_AsSsize_t(args[2]);
-    Py_ssize_t max_batches = PyLong_AsSsize_t(args[4]);
+    Py_ssize_t max_batches = PyLong_AsSsize_t(args[3]);
     if (PyErr_Occurred())
         return NULL;
-    PyObject *crc_fn = args[3];
     Py_buffer view;
     if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0)
         return NULL;
@@ -202,19 +203,9 @@ format_v2_batch_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         if (p[16] != 2 || length < V2_OVERHEAD - LOG_OVERHEAD
                 || (Py_ssize_t)length > end - pos - LOG_OVERHEAD || (be16(p + 21) & 0x07) > 4)
             break;
-        /* CRC-32C of attributes..end, through the caller's crc32c (one CRC implementation) */
-        PyObject *mv = PyMemoryView_FromMemory((char *)(p + 21), length - 9, PyBUF_READ);
-        if (mv == NULL)
-            goto done;
-        PyObject *crc_obj = PyObject_CallOneArg(crc_fn, mv);
-        Py_DECREF(mv);
-        if (crc_obj == NULL)
-            goto done;
-        unsigned long computed = PyLong_AsUnsignedLong(crc_obj);
-        Py_DECREF(crc_obj);
-        if (computed == (unsigned long)-1 && PyErr_Occurred())
-            goto done;
-        int valid = (uint32_t)computed == (uint32_t)be32(p + 17);
+        /* CRC-32C of attributes..end, as RecordBatch.is_valid computes it */
+        uint32_t computed = pylogctl_crc32c(0, p + 21, (size_t)length - 9);
+        int valid = computed == (uint32_t)be32(p + 17);
         if (!valid && invalid++ == 0)
             first_invalid = pos;
         if (text_reserve(&t, MAX_LINE) < 0)

@@ -525,6 +525,12 @@ loop_error:
     return NULL;
 }
 
+/* _crc32c.c */
+void pylogctl_crc32c_init(void);
+PyObject *pylogctl_crc32c_py(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+PyObject *pylogctl_crc32c_portable_py(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+extern const char pylogctl_crc32c_doc[];
+
 /* _batch_lines.c */
 PyObject *format_v2_batch_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 extern const char format_v2_batch_lines_doc[];
@@ -532,6 +538,10 @@ extern const char format_v2_batch_lines_doc[];
 static PyMethodDef speedups_methods[] = {
     {"decode_records", (PyCFunction)(void (*)(void))decode_records, METH_FASTCALL,
      decode_records_doc},
+    {"crc32c", (PyCFunction)(void (*)(void))pylogctl_crc32c_py, METH_FASTCALL,
+     pylogctl_crc32c_doc},
+    {"_crc32c_portable", (PyCFunction)(void (*)(void))pylogctl_crc32c_portable_py, METH_FASTCALL,
+     "crc32c() forced onto the table-driven path (for tests)."},
     {"format_v2_batch_lines", (PyCFunction)(void (*)(void))format_v2_batch_lines, METH_FASTCALL,
      format_v2_batch_lines_doc},
     {NULL, NULL, 0, NULL},
@@ -540,7 +550,7 @@ static PyMethodDef speedups_methods[] = {
 static struct PyModuleDef speedups_module = {
     PyModuleDef_HEAD_INIT,
     "pylogctl.format._speedups",
-    "Optional C accelerators: record decoding and the shallow dump's batch lines.",
+    "Optional C accelerators: record decoding, CRC-32C and the shallow dump's batch lines.",
     -1,
     speedups_methods,
     NULL, NULL, NULL, NULL,
@@ -562,5 +572,6 @@ PyInit__speedups(void)
     position_kwnames = PyTuple_Pack(1, str_position);
     if (position_kwnames == NULL)
         return NULL;
+    pylogctl_crc32c_init();
     return PyModule_Create(&speedups_module);
 }

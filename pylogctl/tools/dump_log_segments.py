@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from ..errors import CorruptRecordError, PylogctlError
-from ..format.crc import crc32c
 from ..format.control import (ControlRecordType, decode_control_value, parse_control_key,
                               parse_end_txn_marker)
 from ..format.legacy import LegacyBatch
@@ -121,7 +120,7 @@ def _dump_batches(dump: LogDump, lines: bool = False) -> Iterator[dict[str, Any]
                 if fast:
                     # a run of plain v2 batches, rendered in C; the rest go through Python below
                     text, pos, count, invalid, first_bad = _c_batch_lines(
-                        fr.view, pos, fr.end, crc32c, _LINES_PER_CHUNK)
+                        fr.view, pos, fr.end, _LINES_PER_CHUNK)
                     if count:
                         valid_bytes = pos
                         if invalid and first_invalid is None:

@@ -330,3 +330,34 @@ def test_wide_varlong_still_errors_like_python_when_the_record_is_bad():
     # the same wide timestamp, but the record then runs past the end: Python's error wins
     data = _record(b"\x00" + b"\x80" * 9 + b"\x7f" + b"\x00\x01\x01\x00")[:-1]
     assert_same(data, 1, 0, 0, -1, None)
+
+
+# CRC-32C (_crc32c.c) against the crc32c package: both the SSE4.2 path (three interleaved
+# streams joined by zero-append operators) and the table-driven one, at the block-size edges.
+CRC_LENGTHS = [0, 1, 7, 8, 9, 255, 256, 257, 767, 768, 769, 8191, 8192, 24575, 24576, 24577,
+               24576 + 768, 100_000]
+
+
+@pytest.mark.parametrize("n", CRC_LENGTHS)
+@pytest.mark.parametrize("fn", ["crc32c", "_crc32c_portable"])
+def test_crc32c_matches_the_crc32c_package(n, fn):
+    import crc32c as reference
+    ours = getattr(_speedups, fn)
+    data = bytes(random_bytes(n + 3))
+    for off in (0, 1, 3):
+        chunk = memoryview(data)[off:off + n]
+        assert ours(chunk) == reference.crc32c(chunk)
+        assert ours(chunk, 0xDEADBEEF) == reference.crc32c(chunk, 0xDEADBEEF)
+
+
+@SETTINGS
+@given(st.binary(max_size=3000), st.integers(0, 2**32 - 1))
+def test_crc32c_matches_on_random_input(data, value):
+    import crc32c as reference
+    assert _speedups.crc32c(data, value) == reference.crc32c(data, value)
+    assert _speedups._crc32c_portable(data, value) == reference.crc32c(data, value)
+
+
+def random_bytes(n: int) -> bytes:
+    import random
+    return random.Random(n).randbytes(n)
