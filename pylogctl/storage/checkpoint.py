@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from dataclasses import dataclass
 from typing import Callable, Generic, Iterable, TypeVar
 
@@ -25,6 +26,7 @@ _WS = re.compile(r"\s+")
 OFFSET_CHECKPOINTS = ("recovery-point-offset-checkpoint", "replication-offset-checkpoint",
                       "log-start-offset-checkpoint", "cleaner-offset-checkpoint")
 LEADER_EPOCH_CHECKPOINT = "leader-epoch-checkpoint"
+TEMP_SUFFIX = ".tmp"  # beside the file an atomic write replaces, until the rename
 
 
 class CorruptCheckpointError(CorruptRecordError):
@@ -123,12 +125,19 @@ def write_checkpoint_atomically(path: str | os.PathLike[str], lines: Iterable[st
     write_file_atomically(path, format_checkpoint(lines).encode())
 
 
-def write_file_atomically(path: str | os.PathLike[str], data: bytes) -> None:
+def write_file_atomically(path: str | os.PathLike[str], data: bytes, *,
+                          like: str | os.PathLike[str] | None = None) -> None:
+    """Write ``data`` to ``path + TEMP_SUFFIX``, fsync it, rename it over ``path``, fsync the
+    dir: a crash leaves the old file or the new one (and at worst the temp file, which the
+    next write reuses). ``like`` names a file whose permission bits and owner the new file
+    takes, so a file replaced by root stays writable for the broker's user."""
     path = os.fspath(path)
-    tmp = path + ".tmp"
+    tmp = path + TEMP_SUFFIX
     with open(tmp, "wb") as f:
         f.write(data)
         f.flush()
+        if like is not None:
+            _copy_mode_and_owner(like, f.fileno())
         os.fsync(f.fileno())
     os.replace(tmp, path)
     dir_fd = os.open(os.path.dirname(os.path.abspath(path)), os.O_RDONLY)
@@ -136,3 +145,12 @@ def write_file_atomically(path: str | os.PathLike[str], data: bytes) -> None:
         os.fsync(dir_fd)
     finally:
         os.close(dir_fd)
+
+
+def _copy_mode_and_owner(source: str | os.PathLike[str], fd: int) -> None:
+    st = os.stat(source)
+    os.fchmod(fd, stat.S_IMODE(st.st_mode))
+    try:
+        os.fchown(fd, st.st_uid, st.st_gid)
+    except PermissionError:  # not root: the file stays ours, as any file we create would
+        pass

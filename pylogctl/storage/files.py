@@ -29,3 +29,31 @@ def read_bytes(path: str | os.PathLike[str]) -> bytes:
         except OSError as exc:
             raise FileUnreadableError(f"Cannot read {os.fspath(path)}: {exc.strerror}",
                                       path=path) from None
+
+
+def fsync_dir(path: str | os.PathLike[str]) -> None:
+    """Make renames, creations and deletions inside directory ``path`` durable (Kafka's
+    ``Utils.flushDir``); a directory that no longer exists is skipped."""
+    try:
+        fd = os.open(os.fspath(path), os.O_RDONLY | os.O_DIRECTORY)
+    except FileNotFoundError:
+        return
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def match_dir_owner(directory: str | os.PathLike[str]) -> None:
+    """Give every file in ``directory`` the directory's owner and group (when run as root), so
+    that files a root-run repair creates or replaces stay writable for the broker's user."""
+    directory = os.fspath(directory)
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        return
+    owner = os.stat(directory)
+    with os.scandir(directory) as it:
+        for entry in it:
+            if entry.is_file(follow_symlinks=False):
+                st = entry.stat(follow_symlinks=False)
+                if (st.st_uid, st.st_gid) != (owner.st_uid, owner.st_gid):
+                    os.chown(entry.path, owner.st_uid, owner.st_gid, follow_symlinks=False)

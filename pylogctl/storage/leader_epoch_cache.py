@@ -52,11 +52,13 @@ class LeaderEpochFileCache:
     """Leader epoch -> start offset for one partition, backed by its ``leader-epoch-checkpoint``.
 
     ``path`` is the checkpoint file (:meth:`for_partition_dir` builds it from the dir). A missing
-    file is an empty cache; nothing is written until the cache changes.
+    file is an empty cache; nothing is written until the cache changes. ``persist=False`` keeps
+    every change in memory (a loader's plan simulates the cache without writing it).
     """
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, persist: bool = True) -> None:
         self.path = os.fspath(path)
+        self.persist = persist
         self._epochs: list[EpochEntry] = []
         if os.path.exists(self.path):
             for entry in read_leader_epoch_checkpoint(self.path).entries:
@@ -67,8 +69,10 @@ class LeaderEpochFileCache:
                 self._assign(entry)
 
     @classmethod
-    def for_partition_dir(cls, partition_dir: str | os.PathLike[str]) -> "LeaderEpochFileCache":
-        return cls(os.path.join(os.fspath(partition_dir), LEADER_EPOCH_CHECKPOINT))
+    def for_partition_dir(cls, partition_dir: str | os.PathLike[str], *,
+                          persist: bool = True) -> "LeaderEpochFileCache":
+        return cls(os.path.join(os.fspath(partition_dir), LEADER_EPOCH_CHECKPOINT),
+                   persist=persist)
 
     # -- writes ----------------------------------------------------------------------------
     def assign(self, epoch: int, start_offset: int) -> None:
@@ -226,6 +230,8 @@ class LeaderEpochFileCache:
         return True
 
     def _flush(self, if_dir_exists: bool = False) -> None:
+        if not self.persist:
+            return
         if if_dir_exists and not os.path.isdir(os.path.dirname(os.path.abspath(self.path))):
             return  # the partition dir was renamed away (topic deletion); nothing to keep
         lines = (f"{e.epoch} {e.start_offset}" for e in self._epochs)

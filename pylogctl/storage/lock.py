@@ -40,6 +40,42 @@ def _lock_whole_file(fd: int) -> None:
         fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
 
 
+def _locked(log_dir: str) -> LogDirLockedError:
+    return LogDirLockedError(f"Failed to acquire lock on file .lock in {log_dir}. A Kafka "
+                             f"instance in another process or thread is using this directory.",
+                             path=log_dir)
+
+
+def ensure_unlocked(log_dir: str | os.PathLike[str]) -> None:
+    """Raise :class:`LogDirLockedError` if another process holds ``{log_dir}/.lock``, without
+    taking the lock or creating the file: for commands that only read, whose results a running
+    broker would make stale. A missing ``.lock`` means no broker runs there (one creates it)."""
+    log_dir = os.fspath(log_dir)
+    path = os.path.join(log_dir, LOCK_FILE)
+    getlk: int | None = getattr(fcntl, "F_OFD_GETLK", None)
+    try:
+        fd = os.open(path, (os.O_RDONLY if getlk is not None else os.O_RDWR) | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise FileUnreadableError(f"Cannot open {path} to check the lock: {exc.strerror}",
+                                  path=path) from None
+    try:
+        if getlk is not None:  # ask who holds it: works on a read-only descriptor
+            query = struct.pack("hhqqi", fcntl.F_WRLCK, os.SEEK_SET, 0, 0, 0)
+            if struct.unpack("hhqqi", fcntl.fcntl(fd, getlk, query))[0] != fcntl.F_UNLCK:
+                raise _locked(log_dir)
+        else:
+            try:
+                _lock_whole_file(fd)  # taken and, closing fd below, dropped at once
+            except OSError as exc:
+                if exc.errno in _BUSY:
+                    raise _locked(log_dir) from None
+                raise
+    finally:
+        os.close(fd)
+
+
 class LogDirLock:
     """Hold ``{log_dir}/.lock`` for as long as pylogctl changes files in ``log_dir``.
 
@@ -72,10 +108,7 @@ class LogDirLock:
         except OSError as exc:
             os.close(fd)
             if exc.errno in _BUSY:
-                raise LogDirLockedError(
-                    f"Failed to acquire lock on file .lock in {self.log_dir}. A Kafka instance in "
-                    f"another process or thread is using this directory.",
-                    path=self.log_dir) from None
+                raise _locked(self.log_dir) from None
             raise FileUnreadableError(f"Cannot lock {self.path}: {exc.strerror}",
                                       path=self.path) from None
         self._fd = fd

@@ -59,17 +59,19 @@ class OffsetIndex(AbstractIndex[OffsetPosition]):
     def append(self, offset: int, position: int) -> None:
         """Add ``offset -> position``; the offset must exceed the last one appended."""
         data = self._writable_map()
+        entries = self.entries
         if self.is_full:
-            raise ValueError(f"Attempt to append to a full index (size = {self.entries}).")
-        if self.entries and offset <= self.last_offset:
+            raise ValueError(f"Attempt to append to a full index (size = {entries}).")
+        # the last offset read straight from the map: recovery appends once per batch
+        if entries and offset <= self.base_offset + _ENTRY.unpack_from(data, entries * 8 - 8)[0]:
             raise InvalidOffsetError(
                 f"Attempt to append an offset {offset} to position {self.entries} no larger than "
                 f"the last offset appended ({self.last_offset}) to {self._abs_path()}",
                 path=self.path, position=self.size_in_bytes)
         if not 0 <= position <= INT32_MAX:
             raise ValueError(f"Invalid index position {position} for offset {offset}")
-        _ENTRY.pack_into(data, self.size_in_bytes, self.relative_offset(offset), position)
-        self.entries += 1
+        _ENTRY.pack_into(data, entries * 8, self.relative_offset(offset), position)
+        self.entries = entries + 1
 
     def sanity_check(self) -> None:
         """Kafka's check that decides whether a broker rebuilds the index at start-up."""

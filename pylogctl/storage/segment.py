@@ -323,25 +323,34 @@ class LogSegment:
         self.txn_index.reset()
         valid_bytes = 0
         last_index_entry = 0
-        self._max_timestamp_and_offset = None
+        interval = self.index_interval_bytes
+        fits = offset_index.can_append_offset
+        replay = producer_state is not None or leader_epoch_cache is not None
+        # the max timestamp so far and its offset live in locals while the loop runs (it runs
+        # once per batch of a multi-GB log); the index is empty, so this is (-1, base offset)
+        max_ts, max_ts_offset = time_index.last_entry
         batch: AnyBatch | None = None
         try:
             for batch in self.log.batches():
                 batch.ensure_valid()
-                self._ensure_offset_in_range(batch.last_offset)
-                if batch.max_timestamp > self.max_timestamp_so_far:
-                    self._max_timestamp_and_offset = TimestampOffset(batch.max_timestamp,
-                                                                     batch.last_offset)
-                if valid_bytes - last_index_entry > self.index_interval_bytes:
-                    offset_index.append(batch.last_offset, valid_bytes)
-                    time_index.maybe_append(*self._max_so_far())
+                last_offset = batch.last_offset
+                if not fits(last_offset):
+                    self._max_timestamp_and_offset = TimestampOffset(max_ts, max_ts_offset)
+                    self._ensure_offset_in_range(last_offset)  # raises
+                if batch.max_timestamp > max_ts:
+                    max_ts, max_ts_offset = batch.max_timestamp, last_offset
+                if valid_bytes - last_index_entry > interval:
+                    offset_index.append(last_offset, valid_bytes)
+                    time_index.maybe_append(max_ts, max_ts_offset)
                     last_index_entry = valid_bytes
                 valid_bytes += batch.size_in_bytes
-                if batch.magic >= 2:
+                if replay and batch.magic >= 2:
                     self._replay(batch, producer_state, leader_epoch_cache)
         except CorruptRecordError as exc:
             logger.warning("Found invalid messages in log segment %s at byte offset %d: %s",
                         os.path.abspath(self.log.path), valid_bytes, exc)
+        finally:
+            self._max_timestamp_and_offset = TimestampOffset(max_ts, max_ts_offset)
         batch = None  # no view into the map may outlive the truncation below
         truncated = self.size - valid_bytes
         self.log.truncate_to(valid_bytes)

@@ -61,22 +61,26 @@ class TimeIndex(AbstractIndex[TimestampOffset]):
         An older timestamp or offset is an error; an equal timestamp is skipped quietly (the
         roll and close paths re-offer the last entry). ``skip_full_check`` is for those paths.
         """
+        entries = self.entries
         if not skip_full_check and self.is_full:
-            raise ValueError(f"Attempt to append to a full time index (size = {self.entries}).")
-        last = self.last_entry
-        if self.entries and offset < last.offset:
-            raise InvalidOffsetError(
-                f"Attempt to append an offset ({offset}) to slot {self.entries} no larger than "
-                f"the last offset appended ({last.offset}) to {self._abs_path()}",
-                path=self.path, position=self.size_in_bytes)
-        if self.entries and timestamp < last.timestamp:
-            raise ValueError(
-                f"Attempt to append a timestamp ({timestamp}) to slot {self.entries} no larger "
-                f"than the last timestamp appended ({last.timestamp}) to {self._abs_path()}")
-        if timestamp > last.timestamp:
-            _ENTRY.pack_into(self._writable_map(), self.size_in_bytes, timestamp,
+            raise ValueError(f"Attempt to append to a full time index (size = {entries}).")
+        last_timestamp = NO_TIMESTAMP  # an empty index's last_entry
+        if entries:  # read straight from the map (no TimestampOffset): once per recovered batch
+            last_timestamp, last_relative = _ENTRY.unpack_from(self._data, entries * 12 - 12)
+            last_offset = self.base_offset + last_relative
+            if offset < last_offset:
+                raise InvalidOffsetError(
+                    f"Attempt to append an offset ({offset}) to slot {entries} no larger than "
+                    f"the last offset appended ({last_offset}) to {self._abs_path()}",
+                    path=self.path, position=self.size_in_bytes)
+            if timestamp < last_timestamp:
+                raise ValueError(
+                    f"Attempt to append a timestamp ({timestamp}) to slot {entries} no larger "
+                    f"than the last timestamp appended ({last_timestamp}) to {self._abs_path()}")
+        if timestamp > last_timestamp:
+            _ENTRY.pack_into(self._writable_map(), entries * 12, timestamp,
                              self.relative_offset(offset))
-            self.entries += 1
+            self.entries = entries + 1
 
     def sanity_check(self) -> None:
         last = self.last_entry

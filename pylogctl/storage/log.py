@@ -1,0 +1,427 @@
+"""A partition's log (Kafka's ``UnifiedLog`` over ``LocalLog``): its segments, offsets,
+leader-epoch cache and producer state, and the operations that change them.
+
+Offsets kept (``storage-engine.md`` §3.2): the log start offset (the first offset clients may
+read), the log end offset (the next offset to assign), the high watermark (clamped into
+[log start, log end]) and the recovery point (everything below it is flushed; the loader
+re-validates what is above). :meth:`Log.load` opens a dir through the loader
+(:func:`~pylogctl.storage.loader.plan_load` and ``apply_load``), so a log is always consistent
+when it opens.
+
+Every mutation is crash-safe the way Kafka's is: a segment is deleted by renaming its files to
+``.deleted`` (the ``.log`` first), then removing them, newest segment first, so the segments
+left are always a prefix of the log; checkpoints and snapshots are written atomically; a new
+active segment exists before the old one goes (``createAndDeleteSegment``). Kafka deletes
+``.deleted`` files ``file.delete.delay.ms`` later so that readers can finish; an offline tool has
+no readers and deletes them at once. The log dir's offset checkpoints are the caller's
+(:class:`~pylogctl.storage.log_manager.LogDir`) to write. Not thread-safe.
+
+One difference from Kafka: :meth:`Log.truncate_to` sets the log end offset to where the data
+now ends. Kafka sets it to the target, which differs when the target lies inside a batch (the
+whole batch goes), leaving an offset gap that the next load would not see.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+from typing import Iterator
+
+from ..errors import PylogctlError
+from ..format.log_stream import iter_batches
+from .backup import Backup
+from .checkpoint import EpochEntry
+from .file_records import FileRecords
+from .files import fsync_dir, match_dir_owner
+from .leader_epoch_cache import LeaderEpochFileCache
+from .load_plan import LoadResult
+from .loader import apply_load, plan_load
+from .lock import LogDirLock
+from .log_config import LogConfig
+from .log_segments import LogSegments
+from .naming import DELETED_FILE_SUFFIX
+from .producer_append import AppendOrigin
+from .producer_state import (ProducerStateManager, analyze_and_validate_producer_state,
+                             rebuild_producer_state)
+from .segment import LogSegment, RollParams, wall_clock_ms
+
+logger = logging.getLogger(__name__)
+
+
+class LogError(PylogctlError):
+    """An operation the partition log refuses (Kafka's KafkaException and friends)."""
+
+
+@dataclass(frozen=True)
+class TruncationResult:
+    """What a truncation did (``changed`` is False when there was nothing above the target)."""
+
+    target_offset: int
+    log_end_offset_before: int
+    log_end_offset: int
+    deleted_segments: tuple[int, ...]
+    truncated_segment: int | None
+    truncated_bytes: int
+    created_segment: int | None
+    leader_epochs_removed: tuple[EpochEntry, ...]
+    log_start_offset: int
+    recovery_point: int
+    high_watermark: int
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.deleted_segments or self.truncated_bytes
+                     or self.created_segment is not None or self.leader_epochs_removed)
+
+
+@dataclass(frozen=True)
+class AppendInfo:
+    first_offset: int
+    last_offset: int
+    max_timestamp: int
+    bytes: int
+    rolled: bool
+
+
+class Log:
+    """An open partition log. Use :meth:`load`; close it (or use ``with``) when done."""
+
+    def __init__(self, directory: str, config: LogConfig, segments: LogSegments[LogSegment],
+                 log_start_offset: int, log_end_offset: int, recovery_point: int,
+                 high_watermark: int, leader_epoch_cache: LeaderEpochFileCache,
+                 producer_state: ProducerStateManager, *, lock: LogDirLock,
+                 own_lock: bool = False, backup: Backup | None = None,
+                 load_result: LoadResult | None = None) -> None:
+        self.dir = directory
+        self.config = config
+        self.segments = segments
+        self.log_start_offset = log_start_offset
+        self._log_end_offset = log_end_offset
+        self.recovery_point = recovery_point
+        self.high_watermark = high_watermark
+        self.leader_epoch_cache = leader_epoch_cache
+        self.producer_state = producer_state
+        self.lock = lock
+        self._own_lock = own_lock
+        self.backup = backup
+        self.load_result = load_result
+        self.closed = False
+
+    @classmethod
+    def load(cls, directory: str | os.PathLike[str], config: LogConfig = LogConfig(), *,
+             log_start_offset_checkpoint: int = 0, recovery_point_checkpoint: int = 0,
+             high_watermark_checkpoint: int | None = None, had_clean_shutdown: bool = False,
+             lock: LogDirLock | None = None, backup_dir: str | os.PathLike[str] | None = None,
+             now_ms: int | None = None) -> "Log":
+        """Load the partition dir as a broker starts it (plan, apply, open), holding the log
+        dir's lock (``lock``, or one taken here and released by :meth:`close`)."""
+        directory = os.path.abspath(os.fspath(directory))
+        own_lock = lock is None
+        if lock is None:
+            lock = LogDirLock(os.path.dirname(directory)).acquire()
+        try:
+            plan = plan_load(directory, log_start_offset_checkpoint=log_start_offset_checkpoint,
+                             recovery_point_checkpoint=recovery_point_checkpoint,
+                             high_watermark_checkpoint=high_watermark_checkpoint,
+                             had_clean_shutdown=had_clean_shutdown, config=config, now_ms=now_ms)
+            result = apply_load(plan, backup_dir=backup_dir, lock=lock)
+            segments: LogSegments[LogSegment] = LogSegments()
+            for base in plan.segments:
+                segments.add(LogSegment.open(directory, base, config))
+            # room for appends, as Kafka's loader leaves it; close() trims them again
+            segments.last.resize_indexes(config.segment_index_bytes)  # type: ignore[union-attr]
+            producers = ProducerStateManager(directory)
+            rebuild_producer_state(producers, plan.segments, _segment_reader(segments),
+                                   plan.log_start_offset, plan.log_end_offset,
+                                   reload_from_clean_shutdown=had_clean_shutdown,
+                                   now_ms=plan.now_ms)
+            backup = None if backup_dir is None else Backup(backup_dir, os.path.dirname(directory))
+            return cls(directory, config, segments, plan.log_start_offset, plan.log_end_offset,
+                       plan.recovery_point, plan.high_watermark,
+                       LeaderEpochFileCache.for_partition_dir(directory), producers, lock=lock,
+                       own_lock=own_lock, backup=backup, load_result=result)
+        except BaseException:
+            if own_lock:
+                lock.release()
+            raise
+
+    # -- offsets -------------------------------------------------------------------------------
+    @property
+    def log_end_offset(self) -> int:
+        return self._log_end_offset
+
+    @property
+    def active_segment(self) -> LogSegment:
+        segment = self.segments.last
+        assert segment is not None, "a loaded log always has a segment"
+        return segment
+
+    def segments_in_range(self, start: int, end: int) -> list[LogSegment]:
+        """The segments that can hold offsets in ``[start, end)`` (Kafka's ``logSegments``)."""
+        return self.segments.values(start, end)
+
+    def update_high_watermark(self, offset: int) -> int:
+        """Set the high watermark, clamped into [log start, log end]; returns it."""
+        self.high_watermark = min(max(offset, self.log_start_offset), self._log_end_offset)
+        self.producer_state.on_high_watermark_updated(self.high_watermark)
+        return self.high_watermark
+
+    def _update_log_end_offset(self, offset: int) -> None:
+        """``LocalLog.updateLogEndOffset`` and ``updateHighWatermarkWithLogEndOffset``."""
+        self._log_end_offset = offset
+        self.recovery_point = min(self.recovery_point, offset)
+        if self.high_watermark >= offset:
+            self.high_watermark = offset
+
+    # -- deleting segments ---------------------------------------------------------------------
+    def _save(self, *paths: str, will_delete: bool = False) -> None:
+        if self.backup is not None:
+            for path in paths:
+                self.backup.save(path, will_delete=will_delete)
+
+    def _segment_paths(self, segment: LogSegment) -> list[str]:
+        return [segment.log.path, segment.lazy_offset_index.path, segment.lazy_time_index.path,
+                segment.txn_index.path]
+
+    def _delete_segments(self, doomed: list[LogSegment], reason: str,
+                         with_snapshots: bool = True) -> None:
+        """``removeAndDeleteSegments``, newest first, with the producer snapshots at their base
+        offsets unless ``with_snapshots`` is False (a roll replacing an empty segment)."""
+        for segment in sorted(doomed, key=lambda s: s.base_offset, reverse=True):
+            logger.info("Deleting segment %d of %s: %s", segment.base_offset, self.dir, reason)
+            self._save(*self._segment_paths(segment), will_delete=True)
+            if self.segments.get(segment.base_offset) is segment:
+                self.segments.remove(segment.base_offset)
+            if not segment.has_suffix(DELETED_FILE_SUFFIX):
+                segment.change_file_suffixes("", DELETED_FILE_SUFFIX)
+            snapshot = None
+            if with_snapshots:
+                self._save(self.producer_state.snapshot_path(segment.base_offset),
+                           will_delete=True)
+                snapshot = self.producer_state.remove_and_mark_snapshot_for_deletion(
+                    segment.base_offset)
+            fsync_dir(self.dir)
+            segment.delete_if_exists()
+            if snapshot is not None:
+                _unlink(snapshot)
+
+    # -- truncation ----------------------------------------------------------------------------
+    def truncate_to(self, target_offset: int) -> TruncationResult:
+        """Kafka's ``truncateTo``: make ``target_offset`` the log end (or less: the batch
+        holding it goes whole, and the log then ends where the batch began)."""
+        self._check_open()
+        if target_offset < 0:
+            raise LogError(f"Cannot truncate partition {self.dir} to a negative offset "
+                           f"({target_offset}).")
+        before = self._log_end_offset
+        if target_offset >= before:
+            logger.info("Truncating %s to %d has no effect as the largest offset in the log "
+                        "is %d", self.dir, target_offset, before - 1)
+            removed = self._truncate_epochs_from_end(before)
+            return self._result(target_offset, before, (), None, 0, None, removed)
+        if self.segments.first.base_offset > target_offset:  # type: ignore[union-attr]
+            return self.truncate_fully_and_start_at(target_offset)
+        doomed = [s for s in self.segments if s.base_offset > target_offset]
+        self._delete_segments(doomed, f"log truncation to offset {target_offset}")
+        active = self.active_segment
+        self._save(*self._segment_paths(active))
+        truncated = active.truncate_to(target_offset)
+        active.flush()
+        new_end = active.read_next_offset()
+        removed = self._truncate_epochs_from_end(new_end)
+        self.log_start_offset = min(new_end, self.log_start_offset)
+        self._update_log_end_offset(new_end)
+        self._rebuild_producer_state(new_end)
+        fsync_dir(self.dir)
+        return self._result(target_offset, before, tuple(s.base_offset for s in doomed),
+                            active.base_offset, truncated, None, removed)
+
+    def truncate_fully_and_start_at(self, new_offset: int,
+                                    log_start_offset: int | None = None) -> TruncationResult:
+        """Kafka's ``truncateFullyAndStartAt``: delete every segment and start an empty one at
+        ``new_offset`` (created before the last old one goes, so there always is one)."""
+        self._check_open()
+        before = self._log_end_offset
+        old = list(self.segments)
+        self._delete_segments(old[:-1], f"log truncation to start at offset {new_offset}")
+        last = old[-1]
+        self._save(*self._segment_paths(last), will_delete=True)
+        if new_offset == last.base_offset:
+            last.change_file_suffixes("", DELETED_FILE_SUFFIX)
+        self._new_segment(new_offset)
+        self._delete_segments([last], f"log truncation to start at offset {new_offset}")
+        removed = tuple(self.leader_epoch_cache.epoch_entries())
+        self._save(self.leader_epoch_cache.path)
+        self.leader_epoch_cache.clear_and_flush()
+        for offset in self.producer_state.snapshot_offsets():
+            self._save(self.producer_state.snapshot_path(offset), will_delete=True)
+        self.producer_state.truncate_fully_and_start_at(new_offset)
+        self.log_start_offset = new_offset if log_start_offset is None else log_start_offset
+        self._update_log_end_offset(new_offset)
+        self._rebuild_producer_state(new_offset)
+        self.high_watermark = new_offset
+        fsync_dir(self.dir)
+        return self._result(new_offset, before, tuple(s.base_offset for s in old), None,
+                            sum(s.size for s in old), new_offset, removed)
+
+    def _new_segment(self, base_offset: int) -> LogSegment:
+        """A new active segment, its indexes created at full size as Kafka's are while active
+        (:meth:`close` trims them)."""
+        segment = LogSegment.create(self.dir, base_offset, self.config)
+        segment.resize_indexes(self.config.segment_index_bytes)
+        self.segments.add(segment)
+        return segment
+
+    def _truncate_epochs_from_end(self, end_offset: int) -> tuple[EpochEntry, ...]:
+        if any(e.start_offset >= end_offset for e in self.leader_epoch_cache.epoch_entries()):
+            self._save(self.leader_epoch_cache.path)
+        return tuple(self.leader_epoch_cache.truncate_from_end(end_offset))
+
+    def _rebuild_producer_state(self, end_offset: int) -> None:
+        for offset in self.producer_state.snapshot_offsets():
+            if offset > end_offset or offset <= self.log_start_offset:
+                self._save(self.producer_state.snapshot_path(offset), will_delete=True)
+        rebuild_producer_state(self.producer_state, self.segments.base_offsets,
+                               _segment_reader(self.segments), self.log_start_offset, end_offset)
+
+    def _result(self, target: int, before: int, deleted: tuple[int, ...], truncated_segment,
+                truncated: int, created, removed) -> TruncationResult:
+        return TruncationResult(target, before, self._log_end_offset, deleted, truncated_segment,
+                                truncated, created, tuple(removed), self.log_start_offset,
+                                self.recovery_point, self.high_watermark)
+
+    # -- appends, rolls, flushes ---------------------------------------------------------------
+    def roll(self, expected_next_offset: int | None = None) -> LogSegment:
+        """Start a new active segment at max(``expected_next_offset``, log end)."""
+        self._check_open()
+        new_offset = max(expected_next_offset or 0, self._log_end_offset)
+        active = self.active_segment
+        if new_offset in self.segments:
+            if active.base_offset != new_offset or active.size != 0:
+                raise LogError(f"Trying to roll a new log segment for {self.dir} with start "
+                               f"offset {new_offset} while it already exists")
+            self._delete_segments([active], "rolling an empty active segment",
+                                  with_snapshots=False)
+        elif new_offset < active.base_offset:
+            raise LogError(f"Trying to roll a new log segment for {self.dir} with start offset "
+                           f"{new_offset} lower than start offset of the active segment "
+                           f"{active.base_offset}")
+        else:
+            LogSegment.delete_files_if_exist(self.dir, new_offset)
+            active.on_become_inactive_segment()
+        segment = self._new_segment(new_offset)
+        self.producer_state.update_map_end_offset(new_offset)
+        self.producer_state.take_snapshot()
+        self.flush(new_offset)
+        return segment
+
+    def append_as_follower(self, records: bytes | bytearray | memoryview) -> AppendInfo:
+        """Append batches that already carry their offsets (a follower's fetch, a copy):
+        validated (CRC, increasing offsets at or above the log end), rolled into a new segment
+        when Kafka would roll, indexed, fed to the leader-epoch cache and producer state."""
+        self._check_open()
+        batches = list(iter_batches(records))
+        if not batches:
+            raise LogError(f"Append to {self.dir} holds no complete batch")
+        end = batches[-1].position + batches[-1].size_in_bytes
+        if end != len(records):
+            raise LogError(f"Append to {self.dir} ends with {len(records) - end} bytes that are "
+                           f"not a batch")
+        expected = self._log_end_offset
+        for batch in batches:
+            batch.ensure_valid()
+            if batch.base_offset < expected:
+                raise LogError(f"Unexpected offset in append to {self.dir}: batch at offset "
+                               f"{batch.base_offset} is below the expected offset {expected}")
+            expected = batch.last_offset + 1
+        if len(records) > self.config.segment_bytes:
+            raise LogError(f"Append of {len(records)} bytes to {self.dir} is larger than the "
+                           f"segment size {self.config.segment_bytes}")
+        best = max(batches, key=lambda b: b.max_timestamp)
+        first_offset, last_offset = batches[0].base_offset, batches[-1].last_offset
+        params = RollParams(self.config.max_segment_ms(), self.config.segment_bytes,
+                            best.max_timestamp, last_offset, len(records), wall_clock_ms())
+        rolled = self.active_segment.should_roll(params)
+        if rolled:
+            self.roll(first_offset)
+        update = analyze_and_validate_producer_state(self.producer_state, batches,
+                                                     AppendOrigin.REPLICATION)
+        for batch in batches:
+            if batch.magic >= 2 and batch.partition_leader_epoch >= 0:
+                self.leader_epoch_cache.assign(batch.partition_leader_epoch, batch.base_offset)
+        segment = self.active_segment
+        segment.append(last_offset, best.max_timestamp, best.last_offset, records)
+        for info in update.updated_producers.values():
+            self.producer_state.apply(info)
+        for txn in update.completed_txns:
+            segment.update_txn_index(txn, self.producer_state.last_stable_offset(txn))
+            self.producer_state.complete_txn(txn)
+        self.producer_state.update_map_end_offset(last_offset + 1)
+        self._log_end_offset = last_offset + 1
+        if self._log_end_offset - self.recovery_point >= self.config.flush_messages:
+            self.flush()
+        return AppendInfo(first_offset, last_offset, best.max_timestamp, len(records), rolled)
+
+    def flush(self, offset: int | None = None) -> None:
+        """fsync every segment holding offsets below ``offset`` (default: everything, the
+        active segment included) and raise the recovery point to it."""
+        self._check_open()
+        flush_to = self._log_end_offset + 1 if offset is None else offset
+        new_recovery_point = self._log_end_offset if offset is None else offset
+        if flush_to <= self.recovery_point:
+            return
+        for segment in self.segments.values(self.recovery_point, flush_to):
+            segment.flush()
+        fsync_dir(self.dir)
+        self.recovery_point = max(self.recovery_point, new_recovery_point)
+
+    def close(self) -> None:
+        """Snapshot producer state at the log end, close the segments (trimming the active
+        segment's indexes), give new files the dir's owner, and release the lock if
+        :meth:`load` took it."""
+        if self.closed:
+            return
+        self.closed = True
+        try:
+            self.producer_state.take_snapshot()
+            for segment in self.segments:
+                segment.close()
+            match_dir_owner(self.dir)
+        finally:
+            if self._own_lock:
+                self.lock.release()
+
+    def _check_open(self) -> None:
+        if self.closed:
+            raise LogError(f"The log of {self.dir} is already closed")
+
+    def __enter__(self) -> "Log":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return (f"Log({self.dir!r}, logStartOffset={self.log_start_offset}, "
+                f"logEndOffset={self._log_end_offset}, highWatermark={self.high_watermark}, "
+                f"recoveryPoint={self.recovery_point}, segments={len(self.segments)})")
+
+
+def _segment_reader(segments: LogSegments[LogSegment]):
+    """``read_segment(base)`` for :func:`rebuild_producer_state`: a segment's batches."""
+    def read(base: int) -> Iterator:
+        segment = segments.get(base)
+        if segment is None:
+            return
+        with FileRecords(segment.log.path) as records:
+            yield from records.batches()
+    return read
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+

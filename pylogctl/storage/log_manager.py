@@ -1,0 +1,333 @@
+"""One log dir (one ``log.dirs`` entry) as the offline commands see it: the parts of Kafka's
+``LogManager`` that concern it.
+
+A log dir holds ``meta.properties``, four offset checkpoints (``recovery-point-offset-
+checkpoint``, ``replication-offset-checkpoint`` (high watermarks), ``log-start-offset-checkpoint``,
+``cleaner-offset-checkpoint``), ``.kafka_cleanshutdown`` after a clean shutdown, ``.lock`` while a
+broker runs, and one dir per partition. Kafka's rules kept here (``LogManager.loadLogs``,
+``loadLog``, ``checkpointRecoveryOffsetsInDir``, ``checkpointLogStartOffsetsInDir``,
+``truncateTo``):
+
+- A partition is loaded with its checkpoint entries, 0 when absent; an unreadable recovery-point
+  or log-start checkpoint counts as empty (Kafka warns and recovers everything). The clean
+  shutdown marker applies to every partition of the dir.
+- ``-delete`` dirs (deleted topics), ``-future`` dirs (intra-broker moves) and ``-stray`` dirs
+  are not loaded as partitions here; they are reported in :attr:`LogDir.skipped`.
+- ``__cluster_metadata`` is the KRaft log: Kafka's raft layer loads it with log start 0 and
+  recovery point 0, never after a clean shutdown, and it has no entries in these checkpoints.
+- After a load or a truncation, only the checkpoint entries that changed are rewritten; other
+  partitions' entries stay as they are. The log start offset is checkpointed only above the
+  first segment's base offset (or where an entry exists). A truncation lowers a cleaner
+  checkpoint above the active segment's base offset to it (``maybeTruncateCheckpoint``).
+  Every write holds ``.lock``, and checkpoints are replaced atomically.
+- Unlike a broker, nothing here deletes or writes ``.kafka_cleanshutdown``: an offline tool
+  cannot vouch for partitions it did not load.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+from typing import Callable, Iterable
+
+from ..errors import CorruptRecordError, FileUnreadableError, UsageError
+from .backup import Backup
+from .checkpoint import (TopicPartitionOffset, format_checkpoint, read_offset_checkpoint,
+                         write_file_atomically)
+from .load_apply import PlanOutdatedError
+from .load_plan import LoadInputs, LoadPlan, LoadResult
+from .loader import apply_load, plan_load
+from .files import match_dir_owner
+from .lock import LogDirLock
+from .log import Log, TruncationResult
+from .log_config import LogConfig
+from .log_dir import CLEAN_SHUTDOWN_FILE, META_PROPERTIES, partition_dirs
+from .metadata_files import read_properties
+
+logger = logging.getLogger(__name__)
+
+RECOVERY_POINT_CHECKPOINT = "recovery-point-offset-checkpoint"
+HIGH_WATERMARK_CHECKPOINT = "replication-offset-checkpoint"
+LOG_START_OFFSET_CHECKPOINT = "log-start-offset-checkpoint"
+CLEANER_OFFSET_CHECKPOINT = "cleaner-offset-checkpoint"
+CHECKPOINTS = (RECOVERY_POINT_CHECKPOINT, HIGH_WATERMARK_CHECKPOINT, LOG_START_OFFSET_CHECKPOINT,
+               CLEANER_OFFSET_CHECKPOINT)
+METADATA_TOPIC = "__cluster_metadata"
+_SKIP_REASONS = {"delete": "a deleted topic's partition, awaiting deletion (Kafka does not "
+                           "recover it)",
+                 "future": "a future replica (an intra-broker move in progress): loaded by Kafka "
+                           "as a future log, not handled here",
+                 "stray": "a stray replica no longer assigned to this broker"}
+
+
+@dataclass(frozen=True)
+class PartitionEntry:
+    topic: str
+    partition: int
+    path: str
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return self.topic, self.partition
+
+    @property
+    def is_metadata_log(self) -> bool:
+        return self.topic == METADATA_TOPIC
+
+    def __str__(self) -> str:
+        return f"{self.topic}-{self.partition}"
+
+
+@dataclass(frozen=True)
+class SkippedDir:
+    name: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class CheckpointUpdate:
+    """One entry of a log-dir checkpoint file to write (``old`` None: the entry is new)."""
+
+    checkpoint: str
+    topic: str
+    partition: int
+    old: int | None
+    new: int
+
+    def describe(self) -> str:
+        old = "absent" if self.old is None else self.old
+        return f"{self.checkpoint}: {self.topic}-{self.partition} {old} -> {self.new}"
+
+
+@dataclass(frozen=True)
+class RecoveryResult:
+    results: tuple[LoadResult, ...]
+    checkpoint_updates: tuple[CheckpointUpdate, ...]
+    backups: tuple[str, ...]
+    notes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class TruncationOutcome:
+    load: LoadResult | None
+    truncation: TruncationResult
+    checkpoint_updates: tuple[CheckpointUpdate, ...]
+    backups: tuple[str, ...]
+    notes: tuple[str, ...]
+
+
+class _Checkpoint:
+    """One checkpoint file's entries in file order (None: absent; ``problem``: unreadable)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.entries: list[TopicPartitionOffset] | None = None
+        self.problem: str | None = None
+        if os.path.exists(path):
+            try:
+                self.entries = read_offset_checkpoint(path).entries
+            except (CorruptRecordError, FileUnreadableError) as exc:
+                self.problem = str(exc)
+
+    def get(self, key: tuple[str, int]) -> int | None:
+        for e in self.entries or ():
+            if (e.topic, e.partition) == key:
+                return e.offset
+        return None
+
+
+class LogDir:
+    """A log dir: its metadata, checkpoints and partitions, read at construction."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = os.path.abspath(os.fspath(path))
+        if not os.path.isdir(self.path):
+            raise FileUnreadableError(f"No such directory: {self.path}", path=self.path)
+        meta = os.path.join(self.path, META_PROPERTIES)
+        self.meta: dict[str, str] | None = read_properties(meta) if os.path.exists(meta) else None
+        self.clean_shutdown = os.path.exists(os.path.join(self.path, CLEAN_SHUTDOWN_FILE))
+        self.checkpoints = {name: _Checkpoint(os.path.join(self.path, name))
+                            for name in CHECKPOINTS}
+        self.notes = [f"{name}: {c.problem}" for name, c in self.checkpoints.items() if c.problem]
+        self.partitions: list[PartitionEntry] = []
+        self.skipped: list[SkippedDir] = []
+        parsed, others = partition_dirs(self.path)
+        for name, dir_path in parsed:
+            if name.marker is not None:
+                self.skipped.append(SkippedDir(os.path.basename(dir_path),
+                                               _SKIP_REASONS[name.marker]))
+            else:
+                self.partitions.append(PartitionEntry(name.topic, name.partition, dir_path))
+        self.skipped += [SkippedDir(n, "not a partition dir name") for n in others]
+
+    # -- lookups --------------------------------------------------------------------------------
+    def partition(self, topic: str, partition: int) -> PartitionEntry:
+        for entry in self.partitions:
+            if entry.key == (topic, partition):
+                return entry
+        raise UsageError(f"No partition {topic}-{partition} in {self.path}", path=self.path)
+
+    def entry_for_dir(self, partition_dir: str) -> PartitionEntry:
+        partition_dir = os.path.abspath(partition_dir)
+        for entry in self.partitions:
+            if entry.path == partition_dir:
+                return entry
+        raise UsageError(f"{partition_dir} is not a partition of {self.path}", path=partition_dir)
+
+    def checkpointed(self, checkpoint: str, entry: PartitionEntry) -> int | None:
+        return None if entry.is_metadata_log else self.checkpoints[checkpoint].get(entry.key)
+
+    def load_inputs(self, entry: PartitionEntry) -> LoadInputs:
+        """What Kafka's ``loadLog`` passes the loader for this partition."""
+        if entry.is_metadata_log:
+            return LoadInputs(0, 0, None, False)
+        return LoadInputs(self.checkpointed(LOG_START_OFFSET_CHECKPOINT, entry) or 0,
+                          self.checkpointed(RECOVERY_POINT_CHECKPOINT, entry) or 0,
+                          self.checkpointed(HIGH_WATERMARK_CHECKPOINT, entry),
+                          self.clean_shutdown)
+
+    # -- recovery -------------------------------------------------------------------------------
+    def plan(self, entry: PartitionEntry, config: LogConfig = LogConfig(), *,
+             now_ms: int | None = None) -> LoadPlan:
+        i = self.load_inputs(entry)
+        return plan_load(entry.path, log_start_offset_checkpoint=i.log_start_offset_checkpoint,
+                         recovery_point_checkpoint=i.recovery_point_checkpoint,
+                         high_watermark_checkpoint=i.high_watermark_checkpoint,
+                         had_clean_shutdown=i.had_clean_shutdown, config=config, now_ms=now_ms)
+
+    def plan_all(self, config_for: Callable[[str], LogConfig] | None = None, *,
+                 now_ms: int | None = None) -> list[LoadPlan]:
+        """A plan per partition; ``config_for(topic)`` gives topic configs (default: Kafka's)."""
+        return [self.plan(e, config_for(e.topic) if config_for else LogConfig(), now_ms=now_ms)
+                for e in self.partitions]
+
+    def checkpoint_updates(self, plan: LoadPlan) -> list[CheckpointUpdate]:
+        """The checkpoint entries a load changes (Kafka checkpoints them after loading)."""
+        entry = self.entry_for_dir(plan.partition_dir)
+        return self._updates(entry, plan.recovery_point, plan.log_start_offset,
+                             plan.segments[0], plan.high_watermark)
+
+    def _updates(self, entry: PartitionEntry, recovery_point: int, log_start: int,
+                 first_base: int, high_watermark: int,
+                 active_base: int | None = None) -> list[CheckpointUpdate]:
+        if entry.is_metadata_log:
+            return []
+        updates = []
+
+        def update(checkpoint: str, new: int, add: bool) -> None:
+            old = self.checkpointed(checkpoint, entry)
+            if (old is not None and old != new) or (old is None and add):
+                updates.append(CheckpointUpdate(checkpoint, entry.topic, entry.partition, old, new))
+
+        update(RECOVERY_POINT_CHECKPOINT, recovery_point, recovery_point != 0)
+        update(LOG_START_OFFSET_CHECKPOINT, log_start, log_start > first_base)
+        update(HIGH_WATERMARK_CHECKPOINT, high_watermark, False)
+        cleaner = self.checkpointed(CLEANER_OFFSET_CHECKPOINT, entry)
+        if active_base is not None and cleaner is not None and cleaner > active_base:
+            update(CLEANER_OFFSET_CHECKPOINT, active_base, False)
+        return updates
+
+    def apply(self, plans: Iterable[LoadPlan], *,
+              backup_dir: str | os.PathLike[str] | None = None) -> RecoveryResult:
+        """Apply load plans made from this object, then write the checkpoint entries they
+        change, all under the log dir's lock. Refuses if a checkpoint or the clean-shutdown
+        marker changed since planning (:class:`PlanOutdatedError`)."""
+        plans = list(plans)
+        backup = None if backup_dir is None else Backup(backup_dir, self.path)
+        results: list[LoadResult] = []
+        updates: list[CheckpointUpdate] = []
+        with LogDirLock(self.path) as lock:
+            now = LogDir(self.path)
+            for plan in plans:
+                if now.load_inputs(now.entry_for_dir(plan.partition_dir)) != plan.inputs:
+                    raise PlanOutdatedError(f"The checkpoints of {self.path} changed since "
+                                            f"{plan.partition_dir} was planned: plan again",
+                                            path=self.path)
+            try:
+                for plan in plans:
+                    results.append(apply_load(plan, backup_dir=backup_dir, lock=lock))
+                    updates += now.checkpoint_updates(plan)
+            finally:
+                notes = now._write(updates, backup)
+                self.checkpoints = now.checkpoints
+        saved = [b for r in results for b in r.backups] + (backup.saved if backup else [])
+        return RecoveryResult(tuple(results), tuple(updates), tuple(dict.fromkeys(saved)),
+                              tuple(notes + [n for r in results for n in r.notes]))
+
+    # -- truncation -----------------------------------------------------------------------------
+    def truncate(self, entry: PartitionEntry, offset: int, config: LogConfig = LogConfig(), *,
+                 backup_dir: str | os.PathLike[str] | None = None) -> TruncationOutcome:
+        """Load the partition (as a broker would) and truncate it so that it ends before
+        ``offset``; a target below the first segment starts the log over there."""
+        return self._with_log(entry, config, backup_dir, lambda log: log.truncate_to(offset))
+
+    def truncate_fully_and_start_at(self, entry: PartitionEntry, offset: int,
+                                    config: LogConfig = LogConfig(), *,
+                                    log_start_offset: int | None = None,
+                                    backup_dir: str | os.PathLike[str] | None = None
+                                    ) -> TruncationOutcome:
+        return self._with_log(entry, config, backup_dir,
+                              lambda log: log.truncate_fully_and_start_at(offset,
+                                                                          log_start_offset))
+
+    def _with_log(self, entry: PartitionEntry, config: LogConfig,
+                  backup_dir: str | os.PathLike[str] | None,
+                  action: Callable[[Log], TruncationResult]) -> TruncationOutcome:
+        backup = None if backup_dir is None else Backup(backup_dir, self.path)
+        updates: list[CheckpointUpdate] = []
+        with LogDirLock(self.path) as lock:
+            now = LogDir(self.path)
+            i = now.load_inputs(now.entry_for_dir(entry.path))
+            log = Log.load(entry.path, config,
+                           log_start_offset_checkpoint=i.log_start_offset_checkpoint,
+                           recovery_point_checkpoint=i.recovery_point_checkpoint,
+                           high_watermark_checkpoint=i.high_watermark_checkpoint,
+                           had_clean_shutdown=i.had_clean_shutdown, lock=lock,
+                           backup_dir=backup_dir)
+            try:
+                result = action(log)
+                first = log.segments.first
+                updates = now._updates(entry, log.recovery_point, log.log_start_offset,
+                                       first.base_offset if first else 0, log.high_watermark,
+                                       log.active_segment.base_offset)
+            finally:
+                log.close()
+                notes = now._write(updates, backup)
+                self.checkpoints = now.checkpoints
+        saved = list(log.load_result.backups if log.load_result else [])
+        saved += (log.backup.saved if log.backup else []) + (backup.saved if backup else [])
+        return TruncationOutcome(log.load_result, result, tuple(updates),
+                                 tuple(dict.fromkeys(saved)), tuple(notes))
+
+    # -- writing checkpoints --------------------------------------------------------------------
+    def _write(self, updates: list[CheckpointUpdate], backup: Backup | None) -> list[str]:
+        notes = []
+        for name in CHECKPOINTS:
+            mine = {(u.topic, u.partition): u.new for u in updates if u.checkpoint == name}
+            if not mine:
+                continue
+            checkpoint = self.checkpoints[name]
+            if checkpoint.problem:
+                notes.append(f"{name} is unreadable ({checkpoint.problem}): not rewritten")
+                continue
+            entries = list(checkpoint.entries or [])
+            keys = {(e.topic, e.partition) for e in entries}
+            entries = [TopicPartitionOffset(e.topic, e.partition, mine.get((e.topic, e.partition),
+                                                                          e.offset))
+                       for e in entries]
+            entries += [TopicPartitionOffset(t, p, o) for (t, p), o in mine.items()
+                        if (t, p) not in keys]
+            if backup is not None:
+                backup.save(checkpoint.path)
+            like = checkpoint.path if os.path.exists(checkpoint.path) else None
+            write_file_atomically(checkpoint.path, format_checkpoint(
+                f"{e.topic} {e.partition} {e.offset}" for e in entries).encode(), like=like)
+            match_dir_owner(self.path)
+            checkpoint.entries = entries
+            logger.info("Updated %d entries of %s", len(mine), checkpoint.path)
+        return notes
+
+    def __repr__(self) -> str:
+        return (f"LogDir({self.path!r}, partitions={len(self.partitions)}, "
+                f"clean_shutdown={self.clean_shutdown})")
