@@ -6,13 +6,17 @@
 _pylogctl_spec() {
     case $1 in
         '')
-            subs='dump-segment sample'
+            subs='dump-segment rebuild-index sample'
             opts='--version --debug -h --help'
             vopts='' ;;
         'dump-segment')
             subs=''
             opts='--files --deep-iteration --print-data-log --skip-record-metadata --max-bytes --key-decoder --value-decoder --verify-index-only --index-sanity-check --max-message-size --offsets-decoder --transaction-log-decoder --cluster-metadata-decoder --legacy-format -o --output -h --help'
             vopts='--files --max-bytes --key-decoder --value-decoder --max-message-size -o --output' ;;
+        'rebuild-index')
+            subs=''
+            opts='--verify --execute --backup-dir --index-interval-bytes -o --output -h --help'
+            vopts='--backup-dir --index-interval-bytes -o --output' ;;
         'sample')
             subs=''
             opts='-h --help'
@@ -25,6 +29,8 @@ _pylogctl_value() {
     case "$1|$2" in
         'dump-segment|--files') _pylogctl_files ;;
         'dump-segment|-o'|'dump-segment|--output') _pylogctl_words 'text json ndjson yaml' ;;
+        'rebuild-index|--backup-dir') _pylogctl_dirs ;;
+        'rebuild-index|-o'|'rebuild-index|--output') _pylogctl_words 'text json ndjson yaml' ;;
     esac
     return 0
 }
@@ -33,6 +39,8 @@ _pylogctl_value() {
 _pylogctl_arg() {
     case $1 in
         'dump-segment')
+            (( $2 >= 0 )) && _pylogctl_files ;;
+        'rebuild-index')
             (( $2 >= 0 )) && _pylogctl_files ;;
         'sample')
             (( $2 >= 0 && $2 < 1 )) && _pylogctl_dirs ;;

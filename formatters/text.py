@@ -13,6 +13,7 @@ from typing import Any, Callable, Iterable, TextIO
 from pylogctl.format import jackson
 from . import Section
 from .log_dir_table import render_log_dir_summary
+from .rebuild_index_text import render_rebuild_index
 
 _compact = jackson.dumps  # decoder JSON must match Kafka's (Jackson's) byte for byte
 
@@ -197,6 +198,7 @@ RENDERERS: dict[str, Callable[[Section, TextIO], None]] = {
     "offset-index": render_offset_index,
     "time-index": render_time_index,
     "log-dir-summary": render_log_dir_summary,
+    "rebuild-index": render_rebuild_index,
 }
 
 

@@ -53,7 +53,8 @@ def _root(
 
 
 def _register() -> None:
-    from . import dump_segment, sample  # noqa: F401  (each module adds its command to ``app``)
+    # each module adds its command to ``app``
+    from . import dump_segment, rebuild_index, sample  # noqa: F401
 
 
 _register()

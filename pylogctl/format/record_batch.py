@@ -129,11 +129,12 @@ class RecordBatch:
         return self._valid
 
     def ensure_valid(self) -> None:
-        if self.size_in_bytes < RECORD_BATCH_OVERHEAD:
+        # attributes and the cached verdict first: recovery calls this once per batch
+        if self.length + LOG_OVERHEAD < RECORD_BATCH_OVERHEAD:
             raise CorruptRecordError(
                 f"Record batch is corrupt (the size {self.size_in_bytes} is smaller than the "
                 f"minimum allowed overhead {RECORD_BATCH_OVERHEAD})", position=self.position)
-        if not self.is_valid:
+        if not (self._valid or self.is_valid):
             raise CorruptRecordError(
                 f"Record is corrupt (stored crc = {self.crc}, computed crc = {self.compute_crc()})",
                 position=self.position)
