@@ -45,19 +45,15 @@ import json
 import os
 import platform
 import random
-import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+from workload import (BASE_TIMESTAMP, RECORDS_PER_BATCH, producer_batch, pylogctl_command,
+                      value_pool, verdict)
+
 SEGMENT_NAME = "00000000000000000000.log"
-RECORDS_PER_BATCH = 16
-KEY_FORMAT = b"user-%05d"  # 10-byte keys
-VALUE_SIZES = (900, 1150)  # inclusive range, 1 KiB on average
-HEADER_SHARE = 0.25  # records that carry headers
-PRODUCER_ID = 4242
-BASE_TIMESTAMP = 1_700_000_000_000
 SHALLOW_TARGET = 3.0  # shallow dump wall time <= 3x cat
 DEEP_TARGET = 2.0  # pylogctl deep records/s >= 2x kafka-python
 
@@ -70,33 +66,16 @@ def build_segment(path: Path, size_bytes: int, seed: int = 20240501) -> dict:
     One ``RecordBatchBuilder`` per batch, so every batch has its own keys, values, timestamps and
     producer sequence numbers, and its own CRC.
     """
-    from pylogctl.format.builder import RecordBatchBuilder
-
     rng = random.Random(seed)
-    # values are windows into a pool of printable text, of varying length
-    alphabet = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 {}:,\"-_."
-    pool = bytes(rng.choice(alphabet) for _ in range(1 << 18))
-    lo, hi = VALUE_SIZES
+    pool = value_pool(rng)
     offset = batches = written = value_bytes = with_headers = 0
     ts = BASE_TIMESTAMP
     with open(path, "wb", buffering=1 << 20) as f:
         while written < size_bytes:
-            builder = RecordBatchBuilder(base_offset=offset, producer_id=PRODUCER_ID,
-                                         producer_epoch=0, base_sequence=offset % (1 << 31),
-                                         partition_leader_epoch=0)
-            for _ in range(RECORDS_PER_BATCH):
-                n = rng.randint(lo, hi)
-                start = rng.randrange(len(pool) - n)
-                headers = ()
-                if rng.random() < HEADER_SHARE:
-                    headers = (("trace-id", b"%016x" % rng.getrandbits(64)),
-                               ("content-type", b"application/json"))
-                    with_headers += 1
-                builder.append(ts, KEY_FORMAT % rng.randrange(100_000), pool[start:start + n],
-                               headers)
-                ts += rng.randint(0, 3)
-                value_bytes += n
-            data = builder.build()
+            data, ts, n_bytes, n_headers = producer_batch(rng, pool, offset,
+                                                          offset % (1 << 31), ts)
+            value_bytes += n_bytes
+            with_headers += n_headers
             f.write(data)
             written += len(data)
             offset += RECORDS_PER_BATCH
@@ -272,16 +251,6 @@ def time_command(argv: list[str], repeat: int, **env: str) -> float:
             raise SystemExit(f"bench: {' '.join(argv)} exited {proc.returncode}:\n"
                              f"{proc.stderr.decode(errors='replace')}")
     return min(times)
-
-
-def pylogctl_command() -> list[str]:
-    """The installed console script next to this interpreter, else ``python -m pylogctl``."""
-    exe = shutil.which("pylogctl", path=str(Path(sys.executable).parent))
-    return [exe] if exe else [sys.executable, "-m", "pylogctl"]
-
-
-def verdict(ok: bool) -> str:
-    return "TARGET MET" if ok else "TARGET MISSED"
 
 
 def main(argv: list[str] | None = None) -> int:

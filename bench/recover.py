@@ -55,15 +55,12 @@ import sys
 import time
 from pathlib import Path
 
+from workload import (BASE_TIMESTAMP, RECORDS_PER_BATCH, producer_batch, pylogctl_command,
+                      value_pool, verdict)
+
 PARTITION = "bench-0"
-RECORDS_PER_BATCH = 16
-KEY_FORMAT = b"user-%05d"  # 10-byte keys
-VALUE_SIZES = (900, 1150)  # inclusive range, 1 KiB on average
-HEADER_SHARE = 0.25  # records that carry headers
-PRODUCER_ID = 4242
 TXN_PRODUCER_ID = 5000
 TXN_EVERY = 500  # batches between transactions of the transactional producer
-BASE_TIMESTAMP = 1_700_000_000_000
 TARGET = 2.0  # rebuild wall time <= 2x the floor
 INDEX_SUFFIXES = (".index", ".timeindex", ".txnindex")
 _HEADER = struct.Struct(">qiibI")  # baseOffset, length, partitionLeaderEpoch, magic, crc
@@ -77,9 +74,7 @@ def build_partition(part: Path, size_bytes: int, segment_bytes: int,
     from pylogctl.format.builder import RecordBatchBuilder, build_end_txn_marker
 
     rng = random.Random(seed)
-    alphabet = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 {}:,\"-_."
-    pool = bytes(rng.choice(alphabet) for _ in range(1 << 18))
-    lo, hi = VALUE_SIZES
+    pool = value_pool(rng)
     offset = batches = written = aborted = 0
     sequence = txn_epoch = 0
     ts = BASE_TIMESTAMP
@@ -107,20 +102,7 @@ def build_partition(part: Path, size_bytes: int, segment_bytes: int,
                 offset += 2
                 batches += 2
             else:
-                builder = RecordBatchBuilder(base_offset=offset, producer_id=PRODUCER_ID,
-                                             producer_epoch=0, base_sequence=sequence,
-                                             partition_leader_epoch=0)
-                for _ in range(RECORDS_PER_BATCH):
-                    n = rng.randint(lo, hi)
-                    start = rng.randrange(len(pool) - n)
-                    headers = ()
-                    if rng.random() < HEADER_SHARE:
-                        headers = (("trace-id", b"%016x" % rng.getrandbits(64)),
-                                   ("content-type", b"application/json"))
-                    builder.append(ts, KEY_FORMAT % rng.randrange(100_000), pool[start:start + n],
-                                   headers)
-                    ts += rng.randint(0, 3)
-                data = builder.build()
+                data, ts, _, _ = producer_batch(rng, pool, offset, sequence, ts)
                 offset += RECORDS_PER_BATCH
                 sequence = (sequence + RECORDS_PER_BATCH) % (1 << 31)
                 batches += 1
@@ -235,12 +217,6 @@ def run_worker(kind: str, part: Path, repeat: int) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def pylogctl_command() -> list[str]:
-    """The installed console script next to this interpreter, else ``python -m pylogctl``."""
-    exe = shutil.which("pylogctl", path=str(Path(sys.executable).parent))
-    return [exe] if exe else [sys.executable, "-m", "pylogctl"]
-
-
 def time_cli(argv: list[str], part: Path, repeat: int) -> float:
     """Best wall time of ``argv`` (stdout to /dev/null) on a partition without indexes."""
     times = []
@@ -276,10 +252,6 @@ def check_rebuilt(part: Path, cli: list[str], info: dict) -> None:
     if aborted != info["aborted"]:
         raise SystemExit(f"bench: {aborted} aborted transactions indexed, {info['aborted']} "
                          f"written")
-
-
-def verdict(ok: bool) -> str:
-    return "TARGET MET" if ok else "TARGET MISSED"
 
 
 def main(argv: list[str] | None = None) -> int:

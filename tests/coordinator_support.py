@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from pylogctl.format.message import Field, KafkaUuid, Schema
 from pylogctl.format.record import Record
-from pylogctl.format.varint import encode_unsigned_varint
+from wire import NO_TAGS, compact_string, uvarint  # noqa: F401  (re-exported to the tests)
 
 
 def i8(v: int) -> bytes:
@@ -37,18 +37,6 @@ def string(s: str | None) -> bytes:
     return i16(len(raw)) + raw
 
 
-def compact_string(s: str | None) -> bytes:
-    if s is None:
-        return b"\x00"
-    raw = s.encode()
-    return encode_unsigned_varint(len(raw) + 1) + raw
-
-
-def uvarint(n: int) -> bytes:
-    return encode_unsigned_varint(n)
-
-
-NO_TAGS = b"\x00"
 
 
 def record(key: bytes | None, value: bytes | None, offset: int = 0) -> Record:

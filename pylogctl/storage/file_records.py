@@ -20,7 +20,7 @@ from typing import Iterator, NamedTuple
 from ..errors import FileUnreadableError
 from ..format.log_stream import AnyBatch, iter_batches
 from ..format.record import NO_PARTITION_LEADER_EPOCH, NO_TIMESTAMP
-from .files import open_for_read
+from .files import delete_if_exists, open_for_read
 
 RELEASE_EVERY = 64 * 1024 * 1024
 INT32_MAX = 0x7FFFFFFF
@@ -241,11 +241,7 @@ class FileRecords:
 
     def delete_if_exists(self) -> bool:
         self.close_handlers()
-        try:
-            os.unlink(self.path)
-        except FileNotFoundError:
-            return False
-        return True
+        return delete_if_exists(self.path)
 
     def rename_to(self, path: str | os.PathLike[str]) -> None:
         """Move the file (the open handle follows it); the new name is kept even on failure."""

@@ -31,6 +31,16 @@ def read_bytes(path: str | os.PathLike[str]) -> bytes:
                                       path=path) from None
 
 
+def delete_if_exists(path: str | os.PathLike[str]) -> bool:
+    """Remove a file; False if it was already gone (every delete in a crash-safe repair must
+    tolerate a previous run having got there first)."""
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        return False
+    return True
+
+
 def fsync_dir(path: str | os.PathLike[str]) -> None:
     """Make renames, creations and deletions inside directory ``path`` durable (Kafka's
     ``Utils.flushDir``); a directory that no longer exists is skipped."""

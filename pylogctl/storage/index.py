@@ -20,7 +20,7 @@ import os
 from typing import Callable, ClassVar, Generic, TypeVar
 
 from ..errors import FileUnreadableError, IndexOffsetOverflowError, PylogctlError
-from .files import open_for_read
+from .files import delete_if_exists, open_for_read
 from .naming import offset_from_file
 
 WARM_BYTES = 8192
@@ -242,11 +242,7 @@ class AbstractIndex(Generic[T]):
     def delete_if_exists(self) -> bool:
         """Unmap and delete the file; False if it was already gone."""
         self.close_handler()
-        try:
-            os.unlink(self.path)
-        except FileNotFoundError:
-            return False
-        return True
+        return delete_if_exists(self.path)
 
     def rename_to(self, path: str | os.PathLike[str]) -> None:
         """Move the file (the mapping stays valid); the new name is kept even on failure."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from typing import Callable, Generic, TypeVar
 
+from .files import delete_if_exists
 from .index import AbstractIndex
 from .offset_index import OffsetIndex
 from .time_index import TimeIndex
@@ -68,11 +69,7 @@ class LazyIndex(Generic[IndexT]):
     def delete_if_exists(self) -> bool:
         if self._index is not None:
             return self._index.delete_if_exists()
-        try:
-            os.unlink(self._path)
-        except FileNotFoundError:
-            return False
-        return True
+        return delete_if_exists(self._path)
 
     def close(self) -> None:
         """Trim and unmap an opened index; nothing to do for one never opened."""

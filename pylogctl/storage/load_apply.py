@@ -56,7 +56,7 @@ import os
 from ..errors import InvalidOffsetError, PylogctlError
 from .backup import Backup
 from .file_records import FileRecords
-from .files import fsync_dir, match_dir_owner
+from .files import delete_if_exists, fsync_dir, match_dir_owner
 from .leader_epoch_cache import LeaderEpochFileCache
 from .load_plan import (SEGMENT_FILE_SUFFIXES, CreateSegment, DeleteFile, DeleteSegment,
                         DeleteSnapshot, FileState, LoadPlan, LoadResult, RebuildProducerState,
@@ -249,7 +249,4 @@ def _read_batches(path: str):
 
 
 def _unlink(path: str) -> None:
-    try:
-        os.unlink(path)
-    except FileNotFoundError:
-        pass
+    delete_if_exists(path)

@@ -33,7 +33,7 @@ from ..format.log_stream import iter_batches
 from .backup import Backup
 from .checkpoint import EpochEntry
 from .file_records import FileRecords
-from .files import fsync_dir, match_dir_owner
+from .files import delete_if_exists, fsync_dir, match_dir_owner
 from .leader_epoch_cache import LeaderEpochFileCache
 from .load_plan import LoadResult
 from .loader import apply_load, plan_load
@@ -420,8 +420,5 @@ def _segment_reader(segments: LogSegments[LogSegment]):
 
 
 def _unlink(path: str) -> None:
-    try:
-        os.unlink(path)
-    except FileNotFoundError:
-        pass
+    delete_if_exists(path)
 

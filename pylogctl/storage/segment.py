@@ -27,6 +27,7 @@ from ..format.log_stream import AnyBatch
 from ..format.record_batch import RecordBatch
 from .fetch_data_info import FetchDataInfo
 from .file_records import FileRecords, LogOffsetPosition, TimestampAndOffset
+from .files import delete_if_exists
 from .lazy_index import LazyIndex
 from .log_config import LogConfig
 from .log_offset_metadata import LogOffsetMetadata
@@ -119,10 +120,7 @@ class LogSegment:
                               file_suffix: str = "") -> None:
         """Remove a segment's files without opening it (e.g. a leftover before a roll)."""
         for suffix in (INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX, LOG_SUFFIX):
-            try:
-                os.unlink(segment_file(directory, base_offset, suffix, file_suffix))
-            except FileNotFoundError:
-                pass
+            delete_if_exists(segment_file(directory, base_offset, suffix, file_suffix))
 
     # -- simple properties ------------------------------------------------------------------
     @property

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import BinaryIO, Iterator, Protocol
 
 from ..errors import CorruptRecordError
-from .files import read_bytes
+from .files import delete_if_exists, read_bytes
 from .index import CorruptIndexError
 
 ENTRY = struct.Struct(">hqqqq")
@@ -177,11 +177,7 @@ class TransactionIndex:
 
     def delete_if_exists(self) -> bool:
         self.close()
-        try:
-            os.unlink(self.path)
-        except FileNotFoundError:
-            return False
-        return True
+        return delete_if_exists(self.path)
 
     def rename_to(self, path: str | os.PathLike[str]) -> None:
         try:

@@ -12,10 +12,11 @@ from typing import Any, Iterator
 from ..errors import FileUnreadableError, PylogctlError
 from ..storage.checkpoint import (LEADER_EPOCH_CHECKPOINT, OFFSET_CHECKPOINTS,
                                   read_leader_epoch_checkpoint, read_offset_checkpoint)
+from ..storage.log_dir import CLEAN_SHUTDOWN_FILE
 from ..storage.metadata_files import read_json_file, read_partition_metadata, read_properties
 from .file_dump import FileDump
 
-CLEAN_SHUTDOWN = ".kafka_cleanshutdown"
+CLEAN_SHUTDOWN = CLEAN_SHUTDOWN_FILE
 METADATA_FILES = {
     **{name: "offset-checkpoint" for name in OFFSET_CHECKPOINTS},
     LEADER_EPOCH_CHECKPOINT: "leader-epoch-checkpoint",

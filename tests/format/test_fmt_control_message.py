@@ -17,25 +17,7 @@ from pylogctl.format.control import (ControlRecordType, EndTransactionMarker, de
 from pylogctl.format.log_stream import iter_batches
 from pylogctl.format.message import Field, KafkaUuid, Schema, read_message, read_struct, to_json
 
-NO_TAGS = b"\x00"
-UUID = bytes.fromhex("fbffbf0123456789abcdeffedcba9876")
-UUID_STR = "-_-_ASNFZ4mrze_-3LqYdg"  # Kafka's Uuid.toString(): URL-safe base64 without padding
-
-
-def uvarint(n: int) -> bytes:
-    out = bytearray()
-    while n >= 0x80:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
-def compact_string(s: str | None) -> bytes:
-    if s is None:
-        return b"\x00"
-    raw = s.encode("utf-8")
-    return uvarint(len(raw) + 1) + raw
+from wire import NO_TAGS, UUID, UUID_STR, compact_string, uvarint
 
 
 def compact_array(items: list[bytes] | None) -> bytes:

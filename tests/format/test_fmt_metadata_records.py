@@ -22,26 +22,10 @@ from pylogctl.format.metadata_records import (
     MetadataTrailingBytesError, UnknownMetadataTypeError, decode_metadata_record,
     encode_metadata_record, java_double_str, read_frame_header, type_name)
 
-UUID = bytes.fromhex("fbffbf0123456789abcdeffedcba9876")
-UUID_STR = "-_-_ASNFZ4mrze_-3LqYdg"
+from wire import NO_TAGS, UUID, UUID_STR, uvarint
+from wire import compact_string as cstr
+
 ZERO_UUID_STR = "AAAAAAAAAAAAAAAAAAAAAA"
-NO_TAGS = b"\x00"
-
-
-def uvarint(n: int) -> bytes:
-    out = bytearray()
-    while n >= 0x80:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
-def cstr(s: str | None) -> bytes:
-    if s is None:
-        return b"\x00"
-    raw = s.encode("utf-8")
-    return uvarint(len(raw) + 1) + raw
 
 
 def i32s(*values: int) -> bytes:
