@@ -6,7 +6,7 @@
 _pylogctl_spec() {
     case $1 in
         '')
-            subs='dump-segment rebuild-index sample'
+            subs='dump-segment rebuild-index recover sample truncate'
             opts='--version --debug -h --help'
             vopts='' ;;
         'dump-segment')
@@ -17,10 +17,18 @@ _pylogctl_spec() {
             subs=''
             opts='--verify --execute --backup-dir --index-interval-bytes -o --output -h --help'
             vopts='--backup-dir --index-interval-bytes -o --output' ;;
+        'recover')
+            subs=''
+            opts='--execute --backup-dir --check -o --output -h --help'
+            vopts='--backup-dir -o --output' ;;
         'sample')
             subs=''
             opts='-h --help'
             vopts='' ;;
+        'truncate')
+            subs=''
+            opts='--to-offset --start-at --log-start-offset --execute --backup-dir -o --output -h --help'
+            vopts='--to-offset --start-at --log-start-offset --backup-dir -o --output' ;;
     esac
 }
 
@@ -31,6 +39,10 @@ _pylogctl_value() {
         'dump-segment|-o'|'dump-segment|--output') _pylogctl_words 'text json ndjson yaml' ;;
         'rebuild-index|--backup-dir') _pylogctl_dirs ;;
         'rebuild-index|-o'|'rebuild-index|--output') _pylogctl_words 'text json ndjson yaml' ;;
+        'recover|--backup-dir') _pylogctl_dirs ;;
+        'recover|-o'|'recover|--output') _pylogctl_words 'text json ndjson yaml' ;;
+        'truncate|--backup-dir') _pylogctl_dirs ;;
+        'truncate|-o'|'truncate|--output') _pylogctl_words 'text json ndjson yaml' ;;
     esac
     return 0
 }
@@ -42,7 +54,11 @@ _pylogctl_arg() {
             (( $2 >= 0 )) && _pylogctl_files ;;
         'rebuild-index')
             (( $2 >= 0 )) && _pylogctl_files ;;
+        'recover')
+            (( $2 >= 0 )) && _pylogctl_files ;;
         'sample')
+            (( $2 >= 0 && $2 < 1 )) && _pylogctl_dirs ;;
+        'truncate')
             (( $2 >= 0 && $2 < 1 )) && _pylogctl_dirs ;;
     esac
     return 0

@@ -18,11 +18,19 @@ function __pylogctl_path --description 'The pylogctl subcommand typed so far'
                 set path 'pylogctl dump-segment'
             case 'pylogctl|rebuild-index'
                 set path 'pylogctl rebuild-index'
+            case 'pylogctl|recover'
+                set path 'pylogctl recover'
             case 'pylogctl|sample'
                 set path 'pylogctl sample'
+            case 'pylogctl|truncate'
+                set path 'pylogctl truncate'
             case 'pylogctl dump-segment|--files' 'pylogctl dump-segment|--max-bytes' 'pylogctl dump-segment|--key-decoder' 'pylogctl dump-segment|--value-decoder' 'pylogctl dump-segment|--max-message-size' 'pylogctl dump-segment|-o' 'pylogctl dump-segment|--output'
                 set skip 1
             case 'pylogctl rebuild-index|--backup-dir' 'pylogctl rebuild-index|--index-interval-bytes' 'pylogctl rebuild-index|-o' 'pylogctl rebuild-index|--output'
+                set skip 1
+            case 'pylogctl recover|--backup-dir' 'pylogctl recover|-o' 'pylogctl recover|--output'
+                set skip 1
+            case 'pylogctl truncate|--to-offset' 'pylogctl truncate|--start-at' 'pylogctl truncate|--log-start-offset' 'pylogctl truncate|--backup-dir' 'pylogctl truncate|-o' 'pylogctl truncate|--output'
                 set skip 1
         end
     end
@@ -36,7 +44,9 @@ end
 complete -c pylogctl -f
 complete -c pylogctl -n '__pylogctl_at pylogctl' -f -a 'dump-segment' -d 'Dump the batches and records of Kafka log segments, like kafka-dump-log.sh.'
 complete -c pylogctl -n '__pylogctl_at pylogctl' -f -a 'rebuild-index' -d 'Rebuild the offset, time and transaction indexes of Kafka log segments.'
+complete -c pylogctl -n '__pylogctl_at pylogctl' -f -a 'recover' -d 'Recover Kafka log dirs offline, as a broker does when it starts (LogLoader).'
 complete -c pylogctl -n '__pylogctl_at pylogctl' -f -a 'sample' -d 'Write a sample Kafka log dir (every codec, headers, a transaction) with pylogctl\'s writer.'
+complete -c pylogctl -n '__pylogctl_at pylogctl' -f -a 'truncate' -d 'Truncate one partition offline, as Kafka does when a replica diverges from its leader.'
 complete -c pylogctl -n '__pylogctl_at pylogctl' -l version -f -d 'Show the version and exit.'
 complete -c pylogctl -n '__pylogctl_at pylogctl' -l debug -f -d 'Show tracebacks for errors.'
 complete -c pylogctl -n '__pylogctl_at pylogctl' -s h -l help -f -d 'Show this message and exit.'
@@ -59,10 +69,24 @@ complete -c pylogctl -n '__pylogctl_at pylogctl dump-segment' -s h -l help -f -d
 complete -c pylogctl -n '__pylogctl_at pylogctl dump-segment' -F
 complete -c pylogctl -n '__pylogctl_at pylogctl rebuild-index' -l verify -f -d 'Judge the indexes on disk against the rebuilt ones; write nothing; exit 1 if one is missing or differs in a way that is not benign.'
 complete -c pylogctl -n '__pylogctl_at pylogctl rebuild-index' -l execute -f -d 'Write the rebuilt indexes (without it: print the plan and change nothing).'
-complete -c pylogctl -n '__pylogctl_at pylogctl rebuild-index' -l backup-dir -r -f -a '(__fish_complete_directories (commandline -ct))' -d 'With --execute: keep a copy of every file replaced under DIR, which mirrors the log dir (an existing copy is kept: it is older).'
+complete -c pylogctl -n '__pylogctl_at pylogctl rebuild-index' -l backup-dir -r -f -a '(__fish_complete_directories (commandline -ct))' -d 'With --execute: keep a copy of every file changed or deleted under DIR, which mirrors the log dir (an existing copy is kept: it is older).'
 complete -c pylogctl -n '__pylogctl_at pylogctl rebuild-index' -l index-interval-bytes -r -f -d 'Bytes between index entries (the topic\'s index.interval.bytes). [default: 4096]'
 complete -c pylogctl -n '__pylogctl_at pylogctl rebuild-index' -s o -l output -r -f -a 'text json ndjson yaml' -d 'text; json (one object per segment); ndjson (one index per line); yaml. [default: text]'
 complete -c pylogctl -n '__pylogctl_at pylogctl rebuild-index' -s h -l help -f -d 'Show this message and exit.'
 complete -c pylogctl -n '__pylogctl_at pylogctl rebuild-index' -F
+complete -c pylogctl -n '__pylogctl_at pylogctl recover' -l execute -f -d 'Apply the plan (without it: print the plan and change nothing).'
+complete -c pylogctl -n '__pylogctl_at pylogctl recover' -l backup-dir -r -f -a '(__fish_complete_directories (commandline -ct))' -d 'With --execute: keep a copy of every file changed or deleted under DIR, which mirrors the log dir (an existing copy is kept: it is older).'
+complete -c pylogctl -n '__pylogctl_at pylogctl recover' -l check -f -d 'Exit 1 if the plan would change anything (for scripts: is recovery needed?).'
+complete -c pylogctl -n '__pylogctl_at pylogctl recover' -s o -l output -r -f -a 'text json ndjson yaml' -d 'text; json (one object per partition); ndjson (one step per line); yaml. [default: text]'
+complete -c pylogctl -n '__pylogctl_at pylogctl recover' -s h -l help -f -d 'Show this message and exit.'
+complete -c pylogctl -n '__pylogctl_at pylogctl recover' -F
 complete -c pylogctl -n '__pylogctl_at pylogctl sample' -s h -l help -f -d 'Show this message and exit.'
 complete -c pylogctl -n '__pylogctl_at pylogctl sample' -f -a '(__fish_complete_directories (commandline -ct))'
+complete -c pylogctl -n '__pylogctl_at pylogctl truncate' -l to-offset -r -f -d 'Drop every record at and above offset N.'
+complete -c pylogctl -n '__pylogctl_at pylogctl truncate' -l start-at -r -f -d 'Drop every record and start the log, empty, at offset N.'
+complete -c pylogctl -n '__pylogctl_at pylogctl truncate' -l log-start-offset -r -f -d 'With --start-at: the new log start offset (default: N).'
+complete -c pylogctl -n '__pylogctl_at pylogctl truncate' -l execute -f -d 'Truncate (without it: print the plan and change nothing).'
+complete -c pylogctl -n '__pylogctl_at pylogctl truncate' -l backup-dir -r -f -a '(__fish_complete_directories (commandline -ct))' -d 'With --execute: keep a copy of every file changed or deleted under DIR, which mirrors the log dir (an existing copy is kept: it is older).'
+complete -c pylogctl -n '__pylogctl_at pylogctl truncate' -s o -l output -r -f -a 'text json ndjson yaml' -d 'text; json; ndjson (one recovery step per line); yaml. [default: text]'
+complete -c pylogctl -n '__pylogctl_at pylogctl truncate' -s h -l help -f -d 'Show this message and exit.'
+complete -c pylogctl -n '__pylogctl_at pylogctl truncate' -f -a '(__fish_complete_directories (commandline -ct))'

@@ -14,6 +14,8 @@ from pylogctl.format import jackson
 from . import Section
 from .log_dir_table import render_log_dir_summary
 from .rebuild_index_text import render_rebuild_index
+from .recover_text import render_recover
+from .truncate_text import render_truncate
 
 _compact = jackson.dumps  # decoder JSON must match Kafka's (Jackson's) byte for byte
 
@@ -199,6 +201,8 @@ RENDERERS: dict[str, Callable[[Section, TextIO], None]] = {
     "time-index": render_time_index,
     "log-dir-summary": render_log_dir_summary,
     "rebuild-index": render_rebuild_index,
+    "recover": render_recover,
+    "truncate": render_truncate,
 }
 
 

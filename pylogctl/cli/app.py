@@ -54,7 +54,7 @@ def _root(
 
 def _register() -> None:
     # each module adds its command to ``app``
-    from . import dump_segment, rebuild_index, sample  # noqa: F401
+    from . import dump_segment, rebuild_index, recover, sample, truncate  # noqa: F401
 
 
 _register()

@@ -6,7 +6,9 @@ import enum
 import errno
 import os
 import sys
-from typing import Callable
+from typing import Any, Callable, Iterable, Iterator, Optional, TypeVar
+
+S = TypeVar("S")
 
 import typer
 
@@ -18,6 +20,24 @@ class OutputFormat(str, enum.Enum):
     json = "json"
     ndjson = "ndjson"
     yaml = "yaml"
+
+
+def execute_option(what: str) -> Any:
+    """``--execute``: every command that writes plans unless given it."""
+    return typer.Option(False, "--execute", help=f"{what} (without it: print the plan and "
+                        f"change nothing).")
+
+
+def backup_dir_option() -> Any:
+    """``--backup-dir DIR``, for the commands that change or delete files."""
+    return typer.Option(None, "--backup-dir", metavar="DIR",
+                        help="With --execute: keep a copy of every file changed or deleted "
+                        "under DIR, which mirrors the log dir (an existing copy is kept: it "
+                        "is older).")
+
+
+def output_option(help: str) -> Any:
+    return typer.Option(OutputFormat.text, "--output", "-o", help=help)
 
 
 def err(message: str) -> None:
@@ -51,3 +71,56 @@ def silence_stdout() -> None:
         os.dup2(devnull, sys.stdout.fileno())
     except (OSError, ValueError):
         pass
+
+
+def progress_bar(label: str, total: int, *, in_bytes: bool = True
+                 ) -> tuple[Optional[Callable[[int], None]], Optional[Callable[[], None]]]:
+    """A rich bar on stderr when it is a terminal (rich honours NO_COLOR), as ``(advance,
+    stop)``; ``(None, None)`` when stderr is not a terminal or there is nothing to do."""
+    if not sys.stderr.isatty() or total <= 0:
+        return None, None
+    from rich.console import Console
+    from rich.progress import (BarColumn, DownloadColumn, MofNCompleteColumn, Progress,
+                               TextColumn, TimeRemainingColumn, TransferSpeedColumn)
+
+    columns = ([DownloadColumn(), TransferSpeedColumn()] if in_bytes
+               else [MofNCompleteColumn()])
+    bar = Progress(TextColumn(label), BarColumn(), *columns, TimeRemainingColumn(),
+                   console=Console(stderr=True), transient=True, redirect_stdout=False,
+                   redirect_stderr=False)
+    task = bar.add_task(label, total=total)
+    bar.start()
+    return (lambda n: bar.advance(task, n)), bar.stop
+
+
+def write_sections(output: str, make_sections: Callable[[Optional[Callable[[int], None]]],
+                                                        Iterable[S]],
+                   label: str, total: int, *, in_bytes: bool = True) -> list[S]:
+    """Stream the sections ``make_sections(advance)`` yields to stdout in the ``output``
+    format, with a progress bar on stderr when it is a terminal; returns the sections.
+
+    When stdout is a terminal too, the bar and the results would overwrite each other, so the
+    results are held back and follow the bar.
+    """
+    import io
+
+    from ..formatters import get_formatter
+
+    done: list[S] = []
+    advance, stop = progress_bar(label, total, in_bytes=in_bytes)
+    out: Any = io.StringIO() if stop is not None and sys.stdout.isatty() else sys.stdout
+
+    def sections() -> Iterator[S]:
+        for section in make_sections(advance):
+            done.append(section)
+            yield section
+
+    try:
+        get_formatter(output).write(sections(), out)
+    finally:
+        if stop is not None:
+            stop()
+    if out is not sys.stdout:
+        sys.stdout.write(out.getvalue())
+    sys.stdout.flush()
+    return done

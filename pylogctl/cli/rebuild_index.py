@@ -7,15 +7,14 @@ when it is a terminal.
 
 from __future__ import annotations
 
-import io
-import sys
-from typing import TYPE_CHECKING, Callable, Iterator, List, Optional
+from typing import TYPE_CHECKING, List, Optional
 
 import typer
 
 from ..errors import ExitCode, UsageError
 from .app import EXIT_CODES_HELP, app
-from .output import OutputFormat, err, guarded_output
+from .output import (OutputFormat, backup_dir_option, err, execute_option, guarded_output,
+                     output_option, write_sections)
 
 if TYPE_CHECKING:  # the storage engine loads when the command runs (start-up time)
     from ..tools.rebuild_index import IndexRebuild, SegmentRebuild
@@ -45,19 +44,14 @@ def rebuild_index(
     verify: bool = typer.Option(False, "--verify", help="Judge the indexes on disk against "
                                 "the rebuilt ones; write nothing; exit 1 if one is missing or "
                                 "differs in a way that is not benign."),
-    execute: bool = typer.Option(False, "--execute", help="Write the rebuilt indexes (without "
-                                 "it: print the plan and change nothing)."),
-    backup_dir: Optional[str] = typer.Option(None, "--backup-dir", metavar="DIR",
-                                             help="With --execute: keep a copy of every file "
-                                             "replaced under DIR, which mirrors the log dir "
-                                             "(an existing copy is kept: it is older)."),
+    execute: bool = execute_option("Write the rebuilt indexes"),
+    backup_dir: Optional[str] = backup_dir_option(),
     index_interval_bytes: int = typer.Option(DEFAULT_INTERVAL, "--index-interval-bytes",
                                              min=0, metavar="N",
                                              help="Bytes between index entries (the topic's "
                                              "index.interval.bytes)."),
-    output: OutputFormat = typer.Option(OutputFormat.text, "--output", "-o",
-                                        help="text; json (one object per segment); ndjson "
-                                        "(one index per line); yaml."),
+    output: OutputFormat = output_option("text; json (one object per segment); ndjson (one "
+                                         "index per line); yaml."),
 ) -> None:
     """Plan, verify or execute an index rebuild (the help text is ``HELP``)."""
     if verify and (execute or backup_dir is not None):
@@ -73,46 +67,9 @@ def rebuild_index(
 
 
 def _run(run: IndexRebuild, output: str, verify: bool) -> int:
-    from ..formatters import get_formatter
-
-    done: list[SegmentRebuild] = []
     with run:
-        progress, finish = _progress_bar(run.total_bytes)
-        # on a terminal the bar and the results would overwrite each other: results follow it
-        out = io.StringIO() if finish is not None and sys.stdout.isatty() else sys.stdout
-
-        def sections() -> Iterator[SegmentRebuild]:
-            for section in run.segments(progress):
-                done.append(section)
-                yield section
-
-        try:
-            get_formatter(output).write(sections(), out)
-        finally:
-            if finish is not None:
-                finish()
-        if out is not sys.stdout:
-            sys.stdout.write(out.getvalue())
-        sys.stdout.flush()
+        done = write_sections(output, run.segments, "rebuilding indexes", run.total_bytes)
     return _summary(done, verify, run.options.execute)
-
-
-def _progress_bar(total: int) -> tuple[Optional[Callable[[int], None]],
-                                       Optional[Callable[[], None]]]:
-    """A rich bar on stderr when it is a terminal (rich honours NO_COLOR); else nothing."""
-    if not sys.stderr.isatty() or total <= 0:
-        return None, None
-    from rich.console import Console
-    from rich.progress import (BarColumn, DownloadColumn, Progress, TextColumn,
-                               TimeRemainingColumn, TransferSpeedColumn)
-
-    bar = Progress(TextColumn("rebuilding indexes"), BarColumn(), DownloadColumn(),
-                   TransferSpeedColumn(), TimeRemainingColumn(),
-                   console=Console(stderr=True), transient=True, redirect_stdout=False,
-                   redirect_stderr=False)
-    task = bar.add_task("rebuild", total=total)
-    bar.start()
-    return (lambda n: bar.advance(task, n)), bar.stop
 
 
 def _summary(done: list[SegmentRebuild], verify: bool, execute: bool) -> int:

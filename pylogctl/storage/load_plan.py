@@ -245,7 +245,7 @@ class LoadPlan:
 
     def to_dict(self) -> dict[str, Any]:
         return {"partitionDir": self.partition_dir,
-                "inputs": dataclasses.asdict(self.inputs),
+                "inputs": plain_data(self.inputs),
                 "logStartOffset": self.log_start_offset, "logEndOffset": self.log_end_offset,
                 "recoveryPoint": self.recovery_point, "highWatermark": self.high_watermark,
                 "segments": list(self.segments),
@@ -256,7 +256,28 @@ class LoadPlan:
 
 
 def step_to_dict(step: Step) -> dict[str, Any]:
-    return {"kind": step.kind, **dataclasses.asdict(step)}
+    """A step as JSON-ready data (camelCase keys, lists), with its line for people."""
+    return {"kind": step.kind, **plain_data(step), "description": step.describe()}
+
+
+def plain_data(value: Any) -> Any:
+    """Dataclasses, tuples and named tuples as dicts with camelCase keys and lists: what the
+    JSON and YAML formatters (YAML's safe dumper refuses tuples) take."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {_camel(f.name): plain_data(getattr(value, f.name))
+                for f in dataclasses.fields(value)}
+    if isinstance(value, tuple) and hasattr(value, "_asdict"):
+        return {_camel(k): plain_data(v) for k, v in value._asdict().items()}
+    if isinstance(value, (list, tuple)):
+        return [plain_data(v) for v in value]
+    if isinstance(value, dict):
+        return {k: plain_data(v) for k, v in value.items()}
+    return value
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
 
 
 @dataclass(frozen=True)

@@ -26,10 +26,11 @@ broker runs, and one dir per partition. Kafka's rules kept here (``LogManager.lo
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 from dataclasses import dataclass
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Iterator
 
 from ..errors import CorruptRecordError, FileUnreadableError, UsageError
 from .backup import Backup
@@ -44,6 +45,7 @@ from .log import Log, TruncationResult
 from .log_config import LogConfig
 from .log_dir import CLEAN_SHUTDOWN_FILE, META_PROPERTIES, partition_dirs
 from .metadata_files import read_properties
+from .truncation_plan import TruncationPrediction, predict_truncation
 
 logger = logging.getLogger(__name__)
 
@@ -106,6 +108,21 @@ class RecoveryResult:
     checkpoint_updates: tuple[CheckpointUpdate, ...]
     backups: tuple[str, ...]
     notes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class TruncationPlan:
+    """A truncation predicted by reading only: the load it runs on, the truncation, and the
+    checkpoint entries both change."""
+
+    load: LoadPlan
+    truncation: TruncationPrediction
+    checkpoint_updates: tuple[CheckpointUpdate, ...]
+
+    @property
+    def is_empty(self) -> bool:
+        return self.load.is_empty and not self.truncation.changed and \
+            not self.checkpoint_updates
 
 
 @dataclass(frozen=True)
@@ -229,15 +246,17 @@ class LogDir:
         return updates
 
     def apply(self, plans: Iterable[LoadPlan], *,
-              backup_dir: str | os.PathLike[str] | None = None) -> RecoveryResult:
+              backup_dir: str | os.PathLike[str] | None = None,
+              lock: LogDirLock | None = None) -> RecoveryResult:
         """Apply load plans made from this object, then write the checkpoint entries they
-        change, all under the log dir's lock. Refuses if a checkpoint or the clean-shutdown
-        marker changed since planning (:class:`PlanOutdatedError`)."""
+        change, all under the log dir's lock (``lock`` when the caller holds it, so that one
+        lock covers planning and several applies). Refuses if a checkpoint or the
+        clean-shutdown marker changed since planning (:class:`PlanOutdatedError`)."""
         plans = list(plans)
         backup = None if backup_dir is None else Backup(backup_dir, self.path)
         results: list[LoadResult] = []
         updates: list[CheckpointUpdate] = []
-        with LogDirLock(self.path) as lock:
+        with _held(self.path, lock) as lock:
             now = LogDir(self.path)
             for plan in plans:
                 if now.load_inputs(now.entry_for_dir(plan.partition_dir)) != plan.inputs:
@@ -256,27 +275,41 @@ class LogDir:
                               tuple(notes + [n for r in results for n in r.notes]))
 
     # -- truncation -----------------------------------------------------------------------------
+    def plan_truncation(self, entry: PartitionEntry, offset: int, *, start_at: bool = False,
+                        log_start_offset: int | None = None, config: LogConfig = LogConfig(),
+                        now_ms: int | None = None) -> TruncationPlan:
+        """What :meth:`truncate` (or, with ``start_at``, :meth:`truncate_fully_and_start_at`)
+        would do, without writing anything."""
+        load = self.plan(entry, config, now_ms=now_ms)
+        p = predict_truncation(load, offset, "start-at" if start_at else "to-offset",
+                               log_start_offset=log_start_offset)
+        updates = self._updates(entry, p.recovery_point, p.log_start_offset, p.first_segment,
+                                p.high_watermark, p.active_segment)
+        return TruncationPlan(load, p, tuple(updates))
+
     def truncate(self, entry: PartitionEntry, offset: int, config: LogConfig = LogConfig(), *,
-                 backup_dir: str | os.PathLike[str] | None = None) -> TruncationOutcome:
+                 backup_dir: str | os.PathLike[str] | None = None,
+                 lock: LogDirLock | None = None) -> TruncationOutcome:
         """Load the partition (as a broker would) and truncate it so that it ends before
         ``offset``; a target below the first segment starts the log over there."""
-        return self._with_log(entry, config, backup_dir, lambda log: log.truncate_to(offset))
+        return self._with_log(entry, config, backup_dir, lock,
+                              lambda log: log.truncate_to(offset))
 
     def truncate_fully_and_start_at(self, entry: PartitionEntry, offset: int,
                                     config: LogConfig = LogConfig(), *,
                                     log_start_offset: int | None = None,
-                                    backup_dir: str | os.PathLike[str] | None = None
-                                    ) -> TruncationOutcome:
-        return self._with_log(entry, config, backup_dir,
+                                    backup_dir: str | os.PathLike[str] | None = None,
+                                    lock: LogDirLock | None = None) -> TruncationOutcome:
+        return self._with_log(entry, config, backup_dir, lock,
                               lambda log: log.truncate_fully_and_start_at(offset,
                                                                           log_start_offset))
 
     def _with_log(self, entry: PartitionEntry, config: LogConfig,
-                  backup_dir: str | os.PathLike[str] | None,
+                  backup_dir: str | os.PathLike[str] | None, lock: LogDirLock | None,
                   action: Callable[[Log], TruncationResult]) -> TruncationOutcome:
         backup = None if backup_dir is None else Backup(backup_dir, self.path)
         updates: list[CheckpointUpdate] = []
-        with LogDirLock(self.path) as lock:
+        with _held(self.path, lock) as lock:
             now = LogDir(self.path)
             i = now.load_inputs(now.entry_for_dir(entry.path))
             log = Log.load(entry.path, config,
@@ -331,3 +364,15 @@ class LogDir:
     def __repr__(self) -> str:
         return (f"LogDir({self.path!r}, partitions={len(self.partitions)}, "
                 f"clean_shutdown={self.clean_shutdown})")
+
+
+@contextlib.contextmanager
+def _held(log_dir: str, lock: LogDirLock | None) -> Iterator[LogDirLock]:
+    """The caller's lock (checked to be held), or the log dir's, taken for the block."""
+    if lock is not None:
+        if not lock.locked:
+            raise ValueError(f"{lock} is not held")
+        yield lock
+        return
+    with LogDirLock(log_dir) as taken:
+        yield taken
