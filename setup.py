@@ -9,4 +9,6 @@ from setuptools import Extension, setup
 setup(ext_modules=[Extension("pylogctl.format._speedups", ["pylogctl/format/_speedups.c",
                               "pylogctl/format/_batch_lines.c",
                               "pylogctl/format/_crc32c.c"],
+                             # #included by _speedups.c: listed so a change rebuilds it
+                             depends=["pylogctl/format/_recover_scan.c"],
                              optional=True)])

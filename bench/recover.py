@@ -24,8 +24,10 @@ What it does, in one run and over the same bytes:
       batch's CRC-covered bytes (what validating every batch costs at least), and a second
       reference: ``crc32c.crc32c`` of each whole file (no per-batch work at all);
    b) ``LogSegment.open(...).recover()`` on each segment (the index rebuild of Kafka's log
-      recovery), and the same with a ``ProducerStateManager`` replaying every batch (what
-      the broker's loader feeds it; INFO only);
+      recovery; runs of valid v2 batches go through the C accelerator's ``scan_recovery``),
+      the same with its pure-Python loop only (``PYLOGCTL_NO_SPEEDUPS=1``, the reference;
+      INFO only), and with a ``ProducerStateManager`` replaying every batch (what the
+      broker's loader feeds it; INFO only);
    c) the library call ``rebuild-index`` makes (``IndexRebuild(...).segments()``: rebuild
       into scratch files, compare, write atomically) and ``pylogctl rebuild-index --execute``
       on the partition dir (the CLI, interpreter start-up included).
@@ -209,9 +211,10 @@ def worker(kind: str, part: str, repeat: int) -> None:
 
 # -- the parent: orchestration and report ------------------------------------------------------
 
-def run_worker(kind: str, part: Path, repeat: int) -> dict:
+def run_worker(kind: str, part: Path, repeat: int, env: dict[str, str] | None = None) -> dict:
     proc = subprocess.run([sys.executable, __file__, "--worker", kind, "--partition", str(part),
-                           "--repeat", str(repeat)], capture_output=True, text=True)
+                           "--repeat", str(repeat)], capture_output=True, text=True,
+                          env=None if env is None else {**os.environ, **env})
     if proc.returncode != 0:
         raise SystemExit(f"bench: {kind} worker failed:\n{proc.stderr}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -303,6 +306,7 @@ def _run(part: Path, args) -> int:
         raise SystemExit(f"bench: the floor saw {floor['count']} batches, expected {batches}")
     floor_file = run_worker("floor-file", part, repeat)
     recover = run_worker("recover", part, repeat)
+    recover_py = run_worker("recover", part, repeat, {"PYLOGCTL_NO_SPEEDUPS": "1"})
     recover_ps = run_worker("recover-ps", part, repeat)
     rebuild = run_worker("rebuild", part, repeat)
     startup_s = time_cli(cli + ["--version"], part, repeat)
@@ -323,6 +327,7 @@ def _run(part: Path, args) -> int:
     rows = [("floor: Python batch-header loop + crc32c of every batch", fl),
             ("reference: crc32c of each whole file (no per-batch work)", floor_file["best"]),
             ("LogSegment.recover() per segment  (library)", recover["best"]),
+            ("  same, pure-Python loop  (PYLOGCTL_NO_SPEEDUPS=1)", recover_py["best"]),
             ("  same, replaying every batch into a ProducerStateManager", recover_ps["best"]),
             ("IndexRebuild(...).segments(), executing  (rebuild-index's library call)",
              rebuild["best"]),
@@ -345,6 +350,7 @@ def _run(part: Path, args) -> int:
           f"{cli_s / fl:.2f}x (target <= {TARGET:g}x; without start-up "
           f"{max(cli_s - startup_s, 0) / fl:.2f}x)")
     print(f"INFO: recover with full producer-state replay / floor = {recover_ps['best'] / fl:.2f}x;"
+          f" pure-Python recover / floor = {recover_py['best'] / fl:.2f}x;"
           f" whole-file crc32c / floor = {floor_file['best'] / fl:.2f}x")
     return 0
 

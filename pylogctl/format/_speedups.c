@@ -535,6 +535,9 @@ extern const char pylogctl_crc32c_doc[];
 PyObject *format_v2_batch_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 extern const char format_v2_batch_lines_doc[];
 
+/* scan_recovery: included, not a source of its own (setup.py lists the translation units) */
+#include "_recover_scan.c"
+
 static PyMethodDef speedups_methods[] = {
     {"decode_records", (PyCFunction)(void (*)(void))decode_records, METH_FASTCALL,
      decode_records_doc},
@@ -544,13 +547,16 @@ static PyMethodDef speedups_methods[] = {
      "crc32c() forced onto the table-driven path (for tests)."},
     {"format_v2_batch_lines", (PyCFunction)(void (*)(void))format_v2_batch_lines, METH_FASTCALL,
      format_v2_batch_lines_doc},
+    {"scan_recovery", (PyCFunction)(void (*)(void))scan_recovery, METH_FASTCALL,
+     scan_recovery_doc},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef speedups_module = {
     PyModuleDef_HEAD_INIT,
     "pylogctl.format._speedups",
-    "Optional C accelerators: record decoding, CRC-32C and the shallow dump's batch lines.",
+    "Optional C accelerators: record decoding, CRC-32C, the shallow dump's batch lines and "
+    "segment recovery's batch loop.",
     -1,
     speedups_methods,
     NULL, NULL, NULL, NULL,

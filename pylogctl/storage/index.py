@@ -188,6 +188,24 @@ class AbstractIndex(Generic[T]):
             raise ValueError(f"Index {self._abs_path()} is not open for writing")
         return self._data
 
+    def append_entries(self, packed: bytes) -> None:
+        """Append whole entries packed in the file's layout, in one copy.
+
+        For the C recovery loop, which checks for each entry what ``append`` or
+        ``maybe_append`` would (order, offset range, room); only the room is checked again.
+        """
+        if not packed:
+            return
+        size = len(packed)
+        count, rest = divmod(size, self.entry_size)
+        if rest or self.entries + count > self.max_entries:
+            raise ValueError(f"Cannot append {size} bytes of entries to index "
+                             f"{self._abs_path()} (size = {self.entries}).")
+        data = self._writable_map()
+        start = self.entries * self.entry_size
+        data[start:start + size] = packed
+        self.entries += count
+
     def truncate_to(self, offset: int) -> None:
         """Drop every entry naming an offset >= ``offset`` (none if all are below it)."""
         slot = self.largest_lower_bound_slot(offset, self._offset_of)

@@ -24,7 +24,8 @@ from typing import Callable
 
 from ..errors import CorruptRecordError, LogSegmentOffsetOverflowError
 from ..format.log_stream import AnyBatch
-from ..format.record_batch import RecordBatch
+from ..format.record import NO_TIMESTAMP
+from ..format.record_batch import MAGIC_OFFSET, RECORD_BATCH_OVERHEAD, RecordBatch
 from .fetch_data_info import FetchDataInfo
 from .file_records import FileRecords, LogOffsetPosition, TimestampAndOffset
 from .files import delete_if_exists
@@ -43,6 +44,20 @@ logger = logging.getLogger(__name__)
 
 Clock = Callable[[], int]
 APPEND_FROM_FILE_CHUNK = 1024 * 1024
+
+# recover()'s batch loop in C (pylogctl/format/_recover_scan.c, part of the optional
+# accelerator): the same checks and index entries, and the Python loop for every batch it
+# leaves alone. PYLOGCTL_NO_SPEEDUPS=1, or no extension, keeps the Python loop for all.
+try:
+    if os.environ.get("PYLOGCTL_NO_SPEEDUPS", "") not in ("", "0"):
+        raise ImportError("PYLOGCTL_NO_SPEEDUPS is set")
+    from ..format._speedups import scan_recovery as _scan_recovery
+except ImportError:
+    _scan_recovery = None
+# bytes per C call: between calls the mapped pages are released and progress is reported
+RECOVERY_SCAN_BYTES = 8 * 1024 * 1024
+_NO_EPOCH_CACHE = 0x7FFFFFFF  # no leader epoch is above it: nothing to tell a cache
+PRODUCER_ID_OFFSET = 43  # in a v2 batch header: its first byte < 0x80 means an id >= 0
 
 
 def wall_clock_ms() -> int:
@@ -214,22 +229,28 @@ class LogSegment:
 
     def append_from_file(self, records: FileRecords, start: int) -> int:
         """Copy batches from ``records`` (from byte ``start``) until one's offset would
-        overflow this segment; returns the bytes copied (the loader splits segments so)."""
+        overflow this segment; returns the bytes copied (the loader splits segments so).
+
+        Each append is what fits Kafka's read buffer: 1 MiB, grown to hold a larger batch and
+        kept at that size (``GrowableBufferSupplier``), which decides where the index entries
+        fall."""
         position = start
+        capacity = APPEND_FROM_FILE_CHUNK
         while position < start + records.size_in_bytes:
-            copied = self._append_chunk_from_file(records, position)
+            copied = self._append_chunk_from_file(records, position, capacity)
             if copied == 0:
                 break
+            capacity = max(capacity, copied)
             position += copied
         return position - start
 
-    def _append_chunk_from_file(self, records: FileRecords, position: int) -> int:
+    def _append_chunk_from_file(self, records: FileRecords, position: int, capacity: int) -> int:
         size = 0
         max_ts, offset_of_max_ts, max_offset = -(2**63), -(2**63), -(2**63)
         for batch in records.batches(position):
             if not self.can_convert_to_relative_offset(batch.last_offset):
                 break
-            if size and size + batch.size_in_bytes >= APPEND_FROM_FILE_CHUNK:
+            if size and size + batch.size_in_bytes >= capacity:
                 break
             if batch.max_timestamp > max_ts:
                 max_ts, offset_of_max_ts = batch.max_timestamp, batch.last_offset
@@ -313,7 +334,14 @@ class LogSegment:
 
         An offset that overflows the segment raises :class:`LogSegmentOffsetOverflowError`
         (the loader splits the segment). v2 batches feed the epoch cache (the first batch of
-        each new, larger epoch) and producer state, which rebuilds the ``.txnindex``.
+        each new, larger epoch) and producer state, which rebuilds the ``.txnindex``. A
+        producer-state hook with an ``open_txn_producers`` set declares that only
+        transactional batches and those of the producers in the set change it: the others
+        are not replayed (``update_map_end_offset`` still moves past them).
+
+        With the C accelerator, runs of valid v2 batches are validated and indexed by
+        ``scan_recovery`` (the loop below, in C); this loop takes every other batch, so errors
+        and truncations come from here alone and the files are the same byte for byte.
         """
         offset_index, time_index = self.offset_index, self.time_index
         offset_index.reset()
@@ -327,29 +355,56 @@ class LogSegment:
         # the max timestamp so far and its offset live in locals while the loop runs (it runs
         # once per batch of a multi-GB log); the index is empty, so this is (-1, base offset)
         max_ts, max_ts_offset = time_index.last_entry
+        scan = _scan_recovery is not None
+        view, end = self.log.view, self.log.size_in_bytes
+        producers = getattr(producer_state, "open_txn_producers", None)
+        replay_all = producer_state is not None and producers is None
         batch: AnyBatch | None = None
         try:
-            for batch in self.log.batches():
-                batch.ensure_valid()
-                last_offset = batch.last_offset
-                if not fits(last_offset):
-                    self._max_timestamp_and_offset = TimestampOffset(max_ts, max_ts_offset)
-                    self._ensure_offset_in_range(last_offset)  # raises
-                if batch.max_timestamp > max_ts:
-                    max_ts, max_ts_offset = batch.max_timestamp, last_offset
-                if valid_bytes - last_index_entry > interval:
-                    offset_index.append(last_offset, valid_bytes)
-                    time_index.maybe_append(max_ts, max_ts_offset)
-                    last_index_entry = valid_bytes
-                valid_bytes += batch.size_in_bytes
-                if replay and batch.magic >= 2:
-                    self._replay(batch, producer_state, leader_epoch_cache)
+            while True:
+                if scan:
+                    out = self._scan_v2(view, valid_bytes, last_index_entry, max_ts,
+                                        max_ts_offset, producer_state, producers,
+                                        leader_epoch_cache)
+                    if out is None:  # a value beyond int64: Python does the rest
+                        scan = False
+                    else:
+                        (valid_bytes, last_index_entry, max_ts, max_ts_offset, plain, replay_at,
+                         more) = out
+                        if plain is not None and producer_state is not None:
+                            producer_state.update_map_end_offset(plain + 1)
+                        if replay_at is not None:
+                            self._replay(RecordBatch(view, replay_at), producer_state,
+                                         leader_epoch_cache)
+                        if more or (replay_at is not None
+                                    and _for_c_loop(view, valid_bytes, end, replay_all)):
+                            continue
+                for batch in self.log.batches(valid_bytes):
+                    batch.ensure_valid()
+                    last_offset = batch.last_offset
+                    if not fits(last_offset):
+                        self._max_timestamp_and_offset = TimestampOffset(max_ts, max_ts_offset)
+                        self._ensure_offset_in_range(last_offset)  # raises
+                    if batch.max_timestamp > max_ts:
+                        max_ts, max_ts_offset = batch.max_timestamp, last_offset
+                    if valid_bytes - last_index_entry > interval:
+                        offset_index.append(last_offset, valid_bytes)
+                        time_index.maybe_append(max_ts, max_ts_offset)
+                        last_index_entry = valid_bytes
+                    valid_bytes += batch.size_in_bytes
+                    if replay and batch.magic >= 2:
+                        self._replay(batch, producer_state, leader_epoch_cache)
+                    if scan and _for_c_loop(view, valid_bytes, end, replay_all):
+                        break
+                else:
+                    break
         except CorruptRecordError as exc:
             logger.warning("Found invalid messages in log segment %s at byte offset %d: %s",
                         os.path.abspath(self.log.path), valid_bytes, exc)
         finally:
             self._max_timestamp_and_offset = TimestampOffset(max_ts, max_ts_offset)
         batch = None  # no view into the map may outlive the truncation below
+        del view
         truncated = self.size - valid_bytes
         self.log.truncate_to(valid_bytes)
         offset_index.trim_to_valid_size()
@@ -357,6 +412,43 @@ class LogSegment:
         time_index.maybe_append(*self._max_so_far(), skip_full_check=True)
         time_index.trim_to_valid_size()
         return truncated
+
+    def _scan_v2(self, view: memoryview, position: int, last_index_entry: int, max_ts: int,
+                 max_ts_offset: int, producer_state: ProducerStateHook | None,
+                 producers: set[int] | None, epoch_cache: LeaderEpochCacheHook | None
+                 ) -> tuple[int, int, int, int, int | None, int | None, bool] | None:
+        """One ``scan_recovery`` call over the next ``RECOVERY_SCAN_BYTES`` from ``position``:
+        appends the index entries it packed and releases the pages it passed.
+
+        Returns ``(position, last_index_entry, max_ts, max_ts_offset, last plain offset,
+        position to replay, more)`` (``more``: it stopped only at the chunk's end), or None
+        when a value is beyond int64 and recover() must go on in Python.
+        """
+        offset_index, time_index, log = self.offset_index, self.time_index, self.log
+        end = log.size_in_bytes
+        mode = 0 if producer_state is None else 1 if producers is None else 2
+        limit = min(end, position + RECOVERY_SCAN_BYTES)
+        latest = None if epoch_cache is None else epoch_cache.latest_epoch()
+        epoch_above = (_NO_EPOCH_CACHE if epoch_cache is None
+                       else -1 if latest is None else latest)
+        if time_index.entries:
+            time_last_ts, time_last_offset = time_index.last_entry
+        else:
+            time_last_ts, time_last_offset = NO_TIMESTAMP, None
+        out = _scan_recovery(
+            view, position, limit, end, self.base_offset, self.index_interval_bytes,
+            last_index_entry, max_ts, max_ts_offset,
+            offset_index.last_offset if offset_index.entries else None,
+            offset_index.max_entries - offset_index.entries, time_last_ts, time_last_offset,
+            time_index.max_entries - 1 - time_index.entries, epoch_above, mode, producers)
+        if out is NotImplemented:
+            return None
+        position, last_index_entry, max_ts, max_ts_offset, plain, replay_at, oi, ti = out
+        offset_index.append_entries(oi)
+        time_index.append_entries(ti)
+        log.release(position)
+        return (position, last_index_entry, max_ts, max_ts_offset, plain, replay_at,
+                limit <= position < end)
 
     def _replay(self, batch: RecordBatch, producer_state: ProducerStateHook | None,
                 epoch_cache: LeaderEpochCacheHook | None) -> None:
@@ -528,6 +620,16 @@ class LogSegment:
         ts = self._max_timestamp_and_offset.timestamp if self._max_timestamp_and_offset else -1
         return (f"LogSegment(baseOffset={self.base_offset}, size={self.size}, "
                 f"largestRecordTimestamp={ts})")
+
+
+def _for_c_loop(view: memoryview, position: int, end: int, replay_all: bool) -> bool:
+    """Whether recover() goes back to the C loop for the batch at ``position``: a v2 batch
+    the C loop will not hand straight back (with every producer batch replayed, one without a
+    producer id), or the end. Only a matter of speed: either loop gives the same result."""
+    if position > end - RECORD_BATCH_OVERHEAD:
+        return True  # the end, or a short batch: the C loop stops at once
+    return view[position + MAGIC_OFFSET] == 2 and not (replay_all and
+                                                       view[position + PRODUCER_ID_OFFSET] < 0x80)
 
 
 def _run_all(actions) -> None:
