@@ -18,6 +18,18 @@ stops after every step of three scenarios):
   stray snapshots) is idempotent. Invalid ``.swap`` files go before the ``.cleaned`` files that
   prove them invalid; old segment files go before the ``.swap`` file that replaces them is
   renamed (each rename is atomic), so a crash leaves the swap to be installed next time.
+* A split (Kafka's ``replaceSegments``) writes the new segments as ``.cleaned`` files, renames
+  them ``.swap`` newest first, fsyncs the dir, renames the old segment's files ``.deleted``,
+  the ``.swap`` files to their final names (oldest first), fsyncs, and removes the ``.deleted``
+  files. Killed while any ``.cleaned`` file remains, planning deletes every ``.swap`` at or
+  above the lowest ``.cleaned`` offset (the renaming order puts every renamed one there) and
+  the ``.cleaned`` files; the old segment is intact and is split again. Once all are ``.swap``,
+  the split is complete: planning deletes the old segment's remaining files (by Kafka's range
+  rule, or pylogctl's ``split_source`` rule when the first new segment starts above the old
+  name) and renames the ``.swap`` files; a ``.deleted`` file or orphaned index left by the
+  later renames goes as any other. A snapshot the split condemns but leaves is a stray the
+  producer-state step removes. ``test_segment_split.py`` kills the apply before each of its
+  file operations.
 * A recovery rebuilds indexes in place: until it finishes, the index is preallocated with a
   zero-filled tail, which the plan's structural index check rejects, so an interrupted rebuild
   is redone (the ``.txnindex`` is rebuilt within the same window). A cut (``ftruncate``) is
@@ -52,6 +64,7 @@ from __future__ import annotations
 
 import logging
 import os
+from typing import Iterable
 
 from ..errors import InvalidOffsetError, PylogctlError
 from .backup import Backup
@@ -60,12 +73,14 @@ from .files import delete_if_exists, fsync_dir, match_dir_owner
 from .leader_epoch_cache import LeaderEpochFileCache
 from .load_plan import (SEGMENT_FILE_SUFFIXES, CreateSegment, DeleteFile, DeleteSegment,
                         DeleteSnapshot, FileState, LoadPlan, LoadResult, RebuildProducerState,
-                        RecoverSegment, RenameFile, Step, WriteLeaderEpochs)
+                        RecoverSegment, RenameFile, SplitSegment, Step, WriteLeaderEpochs)
 from .lock import LogDirLock
-from .naming import DELETED_FILE_SUFFIX, LOG_SUFFIX, offset_from_file, segment_file
+from .naming import (CLEANED_FILE_SUFFIX, DELETED_FILE_SUFFIX, LOG_SUFFIX, SWAP_FILE_SUFFIX,
+                     offset_from_file, segment_file)
 from .producer_recovery import producer_state_before
 from .producer_state import ProducerStateManager, list_snapshot_files, rebuild_producer_state
 from .segment import LogSegment
+from .segment_split import rename_segment_files, write_split
 
 logger = logging.getLogger(__name__)
 
@@ -151,11 +166,29 @@ class _Applier:
     def _delete_segment(self, step: DeleteSegment) -> None:
         for path in step.files:
             self.save(path, will_delete=True)
-        renamed = []
-        for path in step.files:  # the .log first: a half-renamed segment is no segment at all
-            if os.path.exists(path):
-                os.replace(path, path + DELETED_FILE_SUFFIX)
-                renamed.append(path + DELETED_FILE_SUFFIX)
+        renamed = _mark_deleted(step.files)
+        fsync_dir(self.dir)
+        for path in renamed:
+            _unlink(path)
+
+    def _split_segment(self, step: SplitSegment) -> None:
+        """Kafka's ``splitOverflowedSegment`` and ``replaceSegments`` (see the module docstring
+        for what an interruption at each point leaves)."""
+        old = [p for p in _segment_paths(self.dir, step.base_offset) if os.path.exists(p)]
+        for path in old:
+            self.save(path, will_delete=True)
+        parts = write_split(step.path, self.dir, self.plan.config, CLEANED_FILE_SUFFIX)
+        if parts != step.segments:  # (the dir was checked: only a changed writer gets here)
+            for part in parts:
+                LogSegment.delete_files_if_exist(self.dir, part.base_offset, CLEANED_FILE_SUFFIX)
+            raise PlanOutdatedError(f"splitting {step.path} gave segments {parts}, the plan "
+                                    f"said {step.segments}: plan again", path=step.path)
+        for part in reversed(parts):  # the newest first: see remove_temp_files_and_collect_swaps
+            rename_segment_files(self.dir, part.base_offset, CLEANED_FILE_SUFFIX, SWAP_FILE_SUFFIX)
+        fsync_dir(self.dir)  # every .swap is durable before the old segment goes
+        renamed = _mark_deleted(old)
+        for part in parts:
+            rename_segment_files(self.dir, part.base_offset, SWAP_FILE_SUFFIX, "")
         fsync_dir(self.dir)
         for path in renamed:
             _unlink(path)
@@ -237,6 +270,17 @@ class _Applier:
     def note(self, text: str) -> None:
         logger.warning("%s: %s", self.dir, text)
         self.notes.append(text)
+
+
+def _mark_deleted(paths: Iterable[str]) -> list[str]:
+    """Rename each existing file to ``.deleted`` (in order: the ``.log`` first, so that a
+    half-renamed segment is no segment at all); returns the new names."""
+    renamed = []
+    for path in paths:
+        if os.path.exists(path):
+            os.replace(path, path + DELETED_FILE_SUFFIX)
+            renamed.append(path + DELETED_FILE_SUFFIX)
+    return renamed
 
 
 def _segment_paths(directory: str, base: int) -> list[str]:

@@ -92,6 +92,37 @@ class RecoverSegment:
 
 
 @dataclass(frozen=True)
+class SplitPart:
+    """One segment a split writes: the source's bytes ``[position, position + size)``."""
+
+    base_offset: int  # the base offset of its first batch
+    position: int
+    size: int
+
+
+@dataclass(frozen=True)
+class SplitSegment:
+    """Split a segment whose offsets overflow its base offset + 2^31-1 (KAFKA-6264, written by
+    brokers before 0.11) into segments that each fit, as ``LocalLog.splitOverflowedSegment``
+    does: new segments written as ``.cleaned`` files, renamed ``.swap`` (newest first), the
+    old segment deleted, the ``.swap`` files renamed to their final names."""
+
+    kind: ClassVar[str] = "split-segment"
+    base_offset: int
+    path: str  # the .log split
+    size: int
+    overflow_offset: int  # the first offset found beyond the segment's range
+    overflow_position: int  # the byte position of its batch
+    segments: tuple[SplitPart, ...]
+    reason: str
+
+    def describe(self) -> str:
+        bases = ", ".join(str(p.base_offset) for p in self.segments)
+        return (f"split segment {self.base_offset} ({self.size} bytes) into "
+                f"{len(self.segments)} segments at {bases}; {self.reason}")
+
+
+@dataclass(frozen=True)
 class DeleteSegment:
     """Delete a whole segment: its files are renamed ``.deleted`` and then removed (Kafka
     deletes asynchronously after ``file.delete.delay.ms``; an offline tool at once)."""
@@ -176,8 +207,8 @@ class RebuildProducerState:
         return f"{text}: {self.reason}"
 
 
-Step = Union[DeleteFile, RenameFile, RecoverSegment, DeleteSegment, CreateSegment,
-             WriteLeaderEpochs, DeleteSnapshot, RebuildProducerState]
+Step = Union[DeleteFile, RenameFile, RecoverSegment, SplitSegment, DeleteSegment,
+             CreateSegment, WriteLeaderEpochs, DeleteSnapshot, RebuildProducerState]
 
 
 @dataclass(frozen=True)

@@ -8,13 +8,17 @@ The plan follows Kafka's order (``kafka-tools-reference.md`` §4.2):
    then every ``.cleaned`` file.
 2. For the remaining ``.swap`` log files, take the range [min base offset, max next offset).
 3. Delete every non-swap file whose name's offset lies in that range (segments compacted or
-   split whose old files were not yet renamed away).
+   split whose old files were not yet renamed away). pylogctl also deletes a split's source
+   that the range misses (named below its first batch: see ``segment_split.split_source``).
 4. Rename every ``.swap`` file to its final name.
 5. Load segments by name: delete index files without a ``.log`` ("Found an orphaned index
    file"); recover at once a segment whose ``.index`` is missing or whose ``.txnindex`` fails
    its sanity check. pylogctl adds a structural check of the offset and time indexes (Kafka
    skips it, relying on step 6 above the recovery point): a missing time index, entries not
-   strictly increasing, or positions past the segment also mean a rebuild.
+   strictly increasing, or positions past the segment also mean a rebuild. A recovery that
+   meets an offset beyond base offset + 2^31-1 (KAFKA-6264) splits the segment
+   (:class:`SplitSegment`, the producer snapshot at its base going with it unless a new
+   segment keeps that base) and loading starts over (``retryOnOffsetOverflow``), as in step 6.
 6. Without a clean shutdown, recover every segment from the one holding the recovery point on;
    the first that loses bytes ("Corruption found in segment {base}, truncating to offset
    {next}") or hits an invalid offset (emptied) ends recovery and every later segment is
@@ -38,8 +42,11 @@ planning again, is explained in :mod:`pylogctl.storage.load_apply` (which also n
 active segment's indexes are left trimmed). What the producer-state steps plan is explained in
 :mod:`pylogctl.storage.producer_recovery`.
 
-Not supported: a segment whose offsets overflow its base offset + 2^31-1 (KAFKA-6264, written
-by brokers before 0.11) is refused with :class:`LoadError`; Kafka splits it.
+A split is only found where Kafka finds it, by a recovery: a segment below the recovery point
+with an ``.index`` is loaded as it is, overflow and all. The plan goes on as if the split had
+happened: its segments are written to scratch files (:mod:`pylogctl.storage.segment_split`),
+which the rest of planning reads (recovery, offsets, producer state) and which are removed when
+planning ends; the plan itself only names files in the partition dir.
 """
 
 from __future__ import annotations
@@ -57,7 +64,7 @@ from .leader_epoch_cache import LeaderEpochFileCache
 from .load_apply import apply_load
 from .load_plan import (SEGMENT_FILE_SUFFIXES, CreateSegment, DeleteFile, DeleteSegment,
                         DeleteSnapshot, FileState, LoadInputs, LoadPlan, RebuildProducerState,
-                        RecoverSegment, RenameFile, Step, WriteLeaderEpochs)
+                        RecoverSegment, RenameFile, SplitSegment, Step, WriteLeaderEpochs)
 from .log_config import LONG_MAX, LogConfig
 from .log_segments import bases_in_range
 from .naming import (CLEANED_FILE_SUFFIX, DELETED_FILE_SUFFIX, INDEX_SUFFIX, LOG_SUFFIX,
@@ -66,6 +73,7 @@ from .naming import (CLEANED_FILE_SUFFIX, DELETED_FILE_SUFFIX, INDEX_SUFFIX, LOG
 from .producer_recovery import (predict_rebuild, producer_state_before, replay_aborted_txns,
                                 snapshot_entries)
 from .segment_check import RecoveryScan, check_indexes, read_next_offset, scan_for_recovery
+from .segment_split import SegmentSplitError, SplitScratch, overflow_text, split_source
 
 __all__ = ["plan_load", "apply_load", "LoadError"]
 
@@ -96,11 +104,12 @@ def _segment_name(base: int, suffix: str) -> str:
 
 class _DirView:
     """The partition dir as it will look after the steps planned so far: visible name -> the
-    file on disk that will carry it (a ``.swap`` file until renamed)."""
+    file that will carry it (a ``.swap`` file until renamed, a split's scratch copy until
+    written)."""
 
     def __init__(self, directory: str, files: dict[str, FileState]) -> None:
         self.dir = directory
-        self._source = {name: name for name in files}
+        self._source = {name: os.path.join(directory, name) for name in files}
         self._size = {name: st.size for name, st in files.items()}
 
     def names(self) -> list[str]:
@@ -110,8 +119,7 @@ class _DirView:
         return name in self._source
 
     def path(self, name: str) -> str | None:
-        source = self._source.get(name)
-        return None if source is None else os.path.join(self.dir, source)
+        return self._source.get(name)
 
     def size(self, name: str) -> int:
         return self._size[name]
@@ -124,6 +132,10 @@ class _DirView:
         self._source[target] = self._source.pop(source)
         self._size[target] = self._size.pop(source)
 
+    def add(self, name: str, path: str, size: int) -> None:
+        self._source[name] = path
+        self._size[name] = size
+
 
 @dataclass
 class _Recovery:
@@ -132,6 +144,16 @@ class _Recovery:
     scan: RecoveryScan
     triggers: list[str] = field(default_factory=list)
     index_problem: bool = False
+
+
+class _Overflow(Exception):
+    """A recovery met an offset beyond the segment's range: split it, then load again
+    (Kafka's ``retryOnOffsetOverflow``)."""
+
+    def __init__(self, error: LogSegmentOffsetOverflowError, trigger: str) -> None:
+        super().__init__(error.message)
+        self.error = error
+        self.trigger = trigger
 
 
 class _Planner:
@@ -150,6 +172,7 @@ class _Planner:
         self.epochs = LeaderEpochFileCache.for_partition_dir(directory, persist=False)
         self.epochs_before = tuple(self.epochs.epoch_entries())
         self.epochs_assigned: list[EpochEntry] = []  # by the recoveries, in Kafka's order
+        self.scratch = SplitScratch(config)
 
     # -- helpers ---------------------------------------------------------------------------
     def path(self, name: str) -> str:
@@ -167,23 +190,24 @@ class _Planner:
     def locate(self, base: int):
         return lambda suffix: self.view.path(_segment_name(base, suffix))
 
-    def scan(self, base: int) -> RecoveryScan:
-        log = self.log_path(base)
-        try:
-            return scan_for_recovery(log, base, self.config.index_interval_bytes,
-                                     self.config.segment_index_bytes)
-        except LogSegmentOffsetOverflowError as exc:
-            raise LoadError(f"Segment {base} of {self.dir} holds offset {exc.offset}, beyond its "
-                            f"base offset + 2^31-1 (KAFKA-6264): Kafka splits such a segment "
-                            f"while loading; pylogctl cannot split segments yet", path=log,
-                            position=exc.position) from None
+    def note(self, text: str) -> None:
+        if text not in self.notes:  # (loading starts over after a split)
+            self.notes.append(text)
 
     def recover(self, base: int, trigger: str, index_problem: bool = False) -> _Recovery:
-        """Kafka's ``recoverSegment``: the epochs the segment's batches start are assigned."""
+        """Kafka's ``recoverSegment``: the epochs the segment's batches start are assigned.
+        Raises :class:`_Overflow` for a segment to split."""
         recovery = self.recoveries.get(base)
         if recovery is None:
-            recovery = self.recoveries[base] = _Recovery(self.scan(base))
-        recovery.triggers.append(trigger)
+            try:
+                scan = scan_for_recovery(self.log_path(base), base,
+                                         self.config.index_interval_bytes,
+                                         self.config.segment_index_bytes)
+            except LogSegmentOffsetOverflowError as exc:
+                raise _Overflow(exc, trigger) from None
+            recovery = self.recoveries[base] = _Recovery(scan)
+        if trigger not in recovery.triggers:  # (loading starts over after a split)
+            recovery.triggers.append(trigger)
         recovery.index_problem |= index_problem
         for epoch, start in recovery.scan.epoch_starts:
             latest = self.epochs.latest_epoch()
@@ -201,6 +225,41 @@ class _Planner:
         self.segments.pop(base, None)
         self.recoveries.pop(base, None)
         self.steps.append(DeleteSegment(base, files, reason))
+
+    def split(self, overflow: _Overflow) -> None:
+        """Kafka's ``splitOverflowedSegment``, then ``deleteProducerSnapshotsAsync`` of the old
+        segment if no new one takes its base offset: the new segments are written to scratch
+        files that stand in for them until apply writes them (see :mod:`segment_split`)."""
+        error = overflow.error
+        base = error.base_offset
+        name = _segment_name(base, LOG_SUFFIX)
+        source = self.log_path(base)
+        if self.scratch.holds(source):  # each split segment fits its range by construction
+            raise AssertionError(f"a segment written by a split overflows: {error.message}")
+        try:
+            parts, files = self.scratch.split(source)
+        except SegmentSplitError as exc:
+            raise LoadError(f"Segment {base}: {overflow_text(error)}, and it cannot be split "
+                            f"as Kafka splits it: {exc.message}", path=source,
+                            position=exc.position) from None
+        size = self.view.size(name)
+        for suffix in SEGMENT_FILE_SUFFIXES:
+            self.view.delete(_segment_name(base, suffix))
+        self.segments.pop(base, None)
+        self.segments.update((p.base_offset, p.size) for p in parts)  # (replaceSegments)
+        for written, (path, written_size) in files.items():
+            self.view.add(written, path, written_size)
+        self.steps.append(SplitSegment(
+            base, self.path(name), size, error.offset, error.position, parts,
+            f"{overflow_text(error)}, found while recovering the segment ({overflow.trigger}); "
+            f"Kafka splits it, each new segment starting at the first batch the previous one "
+            f"cannot index, and loads again (retryOnOffsetOverflow)"))
+        snapshot = _segment_name(base, PRODUCER_SNAPSHOT_SUFFIX)
+        if snapshot in self.view and all(p.base_offset != base for p in parts):
+            self.steps.append(DeleteSnapshot(base, self.path(snapshot), "the split segment's "
+                                             "producer snapshot goes with it (Kafka's "
+                                             "deleteProducerSnapshotsAsync after a split)"))
+            self.view.delete(snapshot)
 
     # -- phases 1 to 4: temporary files and interrupted swaps --------------------------------
     def remove_temp_files_and_collect_swaps(self) -> list[str]:
@@ -245,6 +304,8 @@ class _Planner:
                     and low <= offset < high):
                 self.delete_file(name, f"compacted or split into the swap files covering "
                                  f"offsets [{low}, {high}) but not yet deleted")
+        if low <= high:
+            self.delete_split_source(low, high)
         for name in self.view.names():
             if name.endswith(SWAP_FILE_SUFFIX):
                 target = name[:-len(SWAP_FILE_SUFFIX)]
@@ -254,8 +315,31 @@ class _Planner:
                                              "install its result"))
                 self.view.rename(name, target)
 
+    def delete_split_source(self, low: int, high: int) -> None:
+        """pylogctl's rule beside Kafka's range (see :func:`segment_split.split_source`)."""
+        logs = {_name_offset(n): self.path(n) for n in self.view.names() if n.endswith(LOG_SUFFIX)}
+        base = split_source({o: path for o, path in logs.items() if o is not None}, low, high)
+        if base is None:
+            return
+        for name in self.view.names():
+            if _name_offset(name) == base and not name.endswith(SWAP_FILE_SUFFIX):
+                self.delete_file(name, f"split into the swap files covering offsets [{low}, "
+                                 f"{high}), which hold every batch of segment {base}, but not "
+                                 f"yet deleted (pylogctl's rule: Kafka's range starts at the "
+                                 f"first split segment, above {base})")
+
     # -- phase 5: load segment files ---------------------------------------------------------
     def load_segment_files(self) -> None:
+        """Load by name; a segment that overflows while recovered is split and loading starts
+        over (Kafka's ``retryOnOffsetOverflow``)."""
+        while True:
+            self.segments.clear()
+            try:
+                return self._load_segment_files()
+            except _Overflow as overflow:
+                self.split(overflow)
+
+    def _load_segment_files(self) -> None:
         for name in self.view.names():
             if name.endswith(INDEX_SUFFIXES):
                 offset = _name_offset(name)
@@ -265,7 +349,7 @@ class _Planner:
             elif name.endswith(LOG_SUFFIX):
                 base = _name_offset(name)
                 if base is None:
-                    self.notes.append(f"{name} is not named by an offset: ignored")
+                    self.note(f"{name} is not named by an offset: ignored")
                     continue
                 self.segments[base] = self.view.size(name)
                 problem = check_indexes(base, self.view.size(name), self.locate(base))
@@ -276,8 +360,18 @@ class _Planner:
 
     # -- phase 6: recover unflushed segments -------------------------------------------------
     def recover_log(self) -> None:
+        """Recover from the recovery point on; a segment that overflows is split and recovery
+        starts over on the new layout (segments recovered before cut nothing, so recovering
+        them again, as Kafka does, changes nothing)."""
         if self.inputs.had_clean_shutdown:
             return
+        while True:
+            try:
+                return self._recover_log()
+            except _Overflow as overflow:
+                self.split(overflow)
+
+    def _recover_log(self) -> None:
         bases = sorted(self.segments)
         unflushed = bases_in_range(bases, self.inputs.recovery_point_checkpoint, LONG_MAX)
         for i, base in enumerate(unflushed):
@@ -399,7 +493,7 @@ class _Planner:
         if tail is not None and not scan.invalid_offset:
             reason += f"; valid data ends at byte {tail.position}: {tail.kind} ({tail.message})"
         return RecoverSegment(
-            base, self.log_path(base), scan.size, scan.valid_bytes,
+            base, self.path(_segment_name(base, LOG_SUFFIX)), scan.size, scan.valid_bytes,
             base if scan.invalid_offset else scan.next_offset, tuple(recovery.triggers),
             scan.invalid_tail, scan.invalid_offset, tuple(changes), scan.txn_markers, aborted,
             reason)
@@ -446,10 +540,18 @@ def plan_load(partition_dir: str | os.PathLike[str], *, log_start_offset_checkpo
                         high_watermark_checkpoint, had_clean_shutdown)
     now_ms = time.time_ns() // 1_000_000 if now_ms is None else now_ms
     p = _Planner(directory, inputs, config, now_ms)
+    try:
+        return _plan(p, inputs)
+    finally:
+        p.scratch.close()
+
+
+def _plan(p: _Planner, inputs: LoadInputs) -> LoadPlan:
+    """The phases in Kafka's order (see the module docstring)."""
     p.complete_swaps(p.remove_temp_files_and_collect_swaps())
     p.load_segment_files()
     p.recover_log()
-    log_start_ckpt = log_start_offset_checkpoint
+    log_start_ckpt = inputs.log_start_offset_checkpoint
     log_end = p.delete_segments_if_log_start_above_log_end()
     changing: list[RecoverSegment] = []
     verifying: list[RecoverSegment] = []
@@ -470,17 +572,17 @@ def plan_load(partition_dir: str | os.PathLike[str], *, log_start_offset_checkpo
         p.write_epochs(_epoch_reason(p.epochs_assigned, removed_end, removed_start, next_offset,
                                      log_start_ckpt),
                        p.epochs_assigned, removed_end, removed_start)
-    if had_clean_shutdown and log_end is not None:
+    if inputs.had_clean_shutdown and log_end is not None:
         recovery_point = next_offset
     else:
-        recovery_point = min(recovery_point_checkpoint, next_offset)
-    hw = 0 if high_watermark_checkpoint is None else high_watermark_checkpoint
+        recovery_point = min(inputs.recovery_point_checkpoint, next_offset)
+    hw = inputs.high_watermark_checkpoint or 0
     high_watermark = min(max(hw, log_start), next_offset)
     _plan_producer_state(p, bases, log_start, next_offset)
-    plan = LoadPlan(directory, config, inputs, p.now_ms, tuple(p.files.values()), tuple(p.steps),
+    plan = LoadPlan(p.dir, p.config, inputs, p.now_ms, tuple(p.files.values()), tuple(p.steps),
                     tuple(verifying), tuple(bases), log_start, next_offset, recovery_point,
                     high_watermark, tuple(p.epochs.epoch_entries()), tuple(p.notes))
-    logger.debug("Planned the load of %s: %d steps", directory, len(plan.steps))
+    logger.debug("Planned the load of %s: %d steps", p.dir, len(plan.steps))
     return plan
 
 

@@ -31,7 +31,7 @@ from typing import Any, Literal
 from .file_records import FileRecords
 from .log import TruncationResult
 from .load_plan import (DeleteSegment, DeleteSnapshot, LoadPlan, RebuildProducerState,
-                        RecoverSegment, plain_data)
+                        RecoverSegment, SplitSegment, plain_data)
 from .naming import log_filename
 from .producer_state import list_snapshot_files
 
@@ -115,35 +115,40 @@ def predict_truncation(plan: LoadPlan, target: int, mode: Mode = "to-offset", *,
         active_segment=cut_base)
 
 
-def _valid_bytes(plan: LoadPlan, base: int) -> int | None:
-    """The segment's size once loaded, if its recovery cuts it."""
+def _source(plan: LoadPlan, base: int) -> tuple[str, int, int]:
+    """Where the loaded segment ``base``'s bytes are now, as ``(file, start, size)``: in its
+    ``.log``, or, for a segment a split creates, in the overflowing segment it comes from; the
+    size is what the load leaves (a recovery may cut it)."""
+    path, start, size = os.path.join(plan.partition_dir, log_filename(base)), 0, None
     for step in plan.steps:
-        if isinstance(step, RecoverSegment) and step.base_offset == base:
-            return 0 if step.invalid_offset else step.valid_bytes
-    return None
+        if isinstance(step, SplitSegment):
+            for part in step.segments:
+                if part.base_offset == base:
+                    path, start, size = step.path, part.position, part.size
+        elif isinstance(step, RecoverSegment) and step.base_offset == base:
+            size = 0 if step.invalid_offset else step.valid_bytes
+    if size is None:
+        size = os.path.getsize(path) if os.path.exists(path) else 0
+    return path, start, size
 
 
 def _log_size(plan: LoadPlan, base: int) -> int:
-    valid = _valid_bytes(plan, base)
-    if valid is not None:
-        return valid
-    path = os.path.join(plan.partition_dir, log_filename(base))
-    return os.path.getsize(path) if os.path.exists(path) else 0
+    return _source(plan, base)[2]
 
 
 def _cut(plan: LoadPlan, base: int, target: int) -> tuple[int, int]:
-    """Where ``LogSegment.truncateTo(target)`` cuts the segment, and the log end after it: the
-    next offset after the last batch kept (the base offset if none is)."""
-    path = os.path.join(plan.partition_dir, log_filename(base))
-    if not os.path.exists(path):  # an empty segment the load creates
+    """Where ``LogSegment.truncateTo(target)`` cuts the segment (a position in it), and the
+    log end after it: the next offset after the last batch kept (the base offset if none is)."""
+    path, start, size = _source(plan, base)
+    if size == 0:  # empty, or an empty segment the load creates
         return 0, base
     end = base
-    with FileRecords(path, end=_log_size(plan, base)) as records:
-        for batch in records.batches():
+    with FileRecords(path, end=start + size) as records:
+        for batch in records.batches(start):
             if batch.last_offset >= target:
-                return batch.position, end
+                return batch.position - start, end
             end = batch.last_offset + 1
-        return records.end, end
+        return size, end
 
 
 def _snapshots_after_load(plan: LoadPlan) -> tuple[int, ...]:

@@ -96,3 +96,21 @@ def test_a_damaged_log_is_predicted_after_its_recovery(corpus, tmp_path):
     outcome = d.truncate(entry, 95000)
     assert_matches(plan, outcome)
     assert LogDir(log_dir).plan_truncation(entry, 95000).is_empty
+
+
+@pytest.mark.parametrize("offset_in_run", [0, 7, 29])
+def test_a_truncation_after_a_segment_split_is_predicted(tmp_path, offset_in_run):
+    """The load splits an overflowing legacy segment (KAFKA-6264) before the truncation: the
+    prediction reads the split segments from the bytes they come from."""
+    from test_segment_split import legacy_log, make_partition
+
+    data, records, runs = legacy_log(1)
+    part = make_partition(tmp_path, data)
+    d = LogDir(part.parent)
+    entry = d.entry_for_dir(str(part))
+    target = runs[1] + offset_in_run
+    plan = d.plan_truncation(entry, target)
+    assert plan.truncation.truncated_segment == runs[1]
+    outcome = d.truncate(entry, target)
+    assert_matches(plan, outcome)
+    assert outcome.truncation.log_end_offset == target
