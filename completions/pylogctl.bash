@@ -6,9 +6,13 @@
 _pylogctl_spec() {
     case $1 in
         '')
-            subs='dump-segment rebuild-index recover sample truncate'
+            subs='config dump-segment rebuild-index recover retention sample truncate consumer-groups'
             opts='--version --debug -h --help'
             vopts='' ;;
+        'config')
+            subs=''
+            opts='--topic --config --config-file -o --output -h --help'
+            vopts='--topic --config --config-file -o --output' ;;
         'dump-segment')
             subs=''
             opts='--files --deep-iteration --print-data-log --skip-record-metadata --max-bytes --key-decoder --value-decoder --verify-index-only --index-sanity-check --max-message-size --offsets-decoder --transaction-log-decoder --cluster-metadata-decoder --legacy-format -o --output -h --help'
@@ -21,6 +25,10 @@ _pylogctl_spec() {
             subs=''
             opts='--execute --backup-dir --check -o --output -h --help'
             vopts='--backup-dir -o --output' ;;
+        'retention')
+            subs=''
+            opts='--topic --partition --config --config-file --now-ms --execute --backup-dir -o --output -h --help'
+            vopts='--topic --partition --config --config-file --now-ms --backup-dir -o --output' ;;
         'sample')
             subs=''
             opts='-h --help'
@@ -29,20 +37,31 @@ _pylogctl_spec() {
             subs=''
             opts='--to-offset --start-at --log-start-offset --execute --backup-dir -o --output -h --help'
             vopts='--to-offset --start-at --log-start-offset --backup-dir -o --output' ;;
+        'consumer-groups')
+            subs=''
+            opts='--server-config --list --describe --group --all-groups --offsets --members --state --type --verbose --offsets-partitions --lag-from -o --output -h --help'
+            vopts='--server-config --group --offsets-partitions --lag-from -o --output' ;;
     esac
 }
 
 # _pylogctl_value PATH OPTION: complete OPTION's value.
 _pylogctl_value() {
     case "$1|$2" in
+        'config|--config-file') _pylogctl_files ;;
+        'config|-o'|'config|--output') _pylogctl_words 'text json ndjson yaml' ;;
         'dump-segment|--files') _pylogctl_files ;;
         'dump-segment|-o'|'dump-segment|--output') _pylogctl_words 'text json ndjson yaml' ;;
         'rebuild-index|--backup-dir') _pylogctl_dirs ;;
         'rebuild-index|-o'|'rebuild-index|--output') _pylogctl_words 'text json ndjson yaml' ;;
         'recover|--backup-dir') _pylogctl_dirs ;;
         'recover|-o'|'recover|--output') _pylogctl_words 'text json ndjson yaml' ;;
+        'retention|--config-file') _pylogctl_files ;;
+        'retention|--backup-dir') _pylogctl_dirs ;;
+        'retention|-o'|'retention|--output') _pylogctl_words 'text json ndjson yaml' ;;
         'truncate|--backup-dir') _pylogctl_dirs ;;
         'truncate|-o'|'truncate|--output') _pylogctl_words 'text json ndjson yaml' ;;
+        'consumer-groups|--server-config') _pylogctl_files ;;
+        'consumer-groups|-o'|'consumer-groups|--output') _pylogctl_words 'text json ndjson yaml' ;;
     esac
     return 0
 }
@@ -50,16 +69,22 @@ _pylogctl_value() {
 # _pylogctl_arg PATH N: complete PATH's Nth positional argument.
 _pylogctl_arg() {
     case $1 in
+        'config')
+            (( $2 >= 0 )) && _pylogctl_files ;;
         'dump-segment')
             (( $2 >= 0 )) && _pylogctl_files ;;
         'rebuild-index')
             (( $2 >= 0 )) && _pylogctl_files ;;
         'recover')
             (( $2 >= 0 )) && _pylogctl_files ;;
+        'retention')
+            (( $2 >= 0 )) && _pylogctl_files ;;
         'sample')
             (( $2 >= 0 && $2 < 1 )) && _pylogctl_dirs ;;
         'truncate')
             (( $2 >= 0 && $2 < 1 )) && _pylogctl_dirs ;;
+        'consumer-groups')
+            (( $2 >= 0 )) && _pylogctl_dirs ;;
     esac
     return 0
 }

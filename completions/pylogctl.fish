@@ -14,23 +14,35 @@ function __pylogctl_path --description 'The pylogctl subcommand typed so far'
         end
         test "$w" = -- && break
         switch "$path|$w"
+            case 'pylogctl|config'
+                set path 'pylogctl config'
             case 'pylogctl|dump-segment'
                 set path 'pylogctl dump-segment'
             case 'pylogctl|rebuild-index'
                 set path 'pylogctl rebuild-index'
             case 'pylogctl|recover'
                 set path 'pylogctl recover'
+            case 'pylogctl|retention'
+                set path 'pylogctl retention'
             case 'pylogctl|sample'
                 set path 'pylogctl sample'
             case 'pylogctl|truncate'
                 set path 'pylogctl truncate'
+            case 'pylogctl|consumer-groups'
+                set path 'pylogctl consumer-groups'
+            case 'pylogctl config|--topic' 'pylogctl config|--config' 'pylogctl config|--config-file' 'pylogctl config|-o' 'pylogctl config|--output'
+                set skip 1
             case 'pylogctl dump-segment|--files' 'pylogctl dump-segment|--max-bytes' 'pylogctl dump-segment|--key-decoder' 'pylogctl dump-segment|--value-decoder' 'pylogctl dump-segment|--max-message-size' 'pylogctl dump-segment|-o' 'pylogctl dump-segment|--output'
                 set skip 1
             case 'pylogctl rebuild-index|--backup-dir' 'pylogctl rebuild-index|--index-interval-bytes' 'pylogctl rebuild-index|-o' 'pylogctl rebuild-index|--output'
                 set skip 1
             case 'pylogctl recover|--backup-dir' 'pylogctl recover|-o' 'pylogctl recover|--output'
                 set skip 1
+            case 'pylogctl retention|--topic' 'pylogctl retention|--partition' 'pylogctl retention|--config' 'pylogctl retention|--config-file' 'pylogctl retention|--now-ms' 'pylogctl retention|--backup-dir' 'pylogctl retention|-o' 'pylogctl retention|--output'
+                set skip 1
             case 'pylogctl truncate|--to-offset' 'pylogctl truncate|--start-at' 'pylogctl truncate|--log-start-offset' 'pylogctl truncate|--backup-dir' 'pylogctl truncate|-o' 'pylogctl truncate|--output'
+                set skip 1
+            case 'pylogctl consumer-groups|--server-config' 'pylogctl consumer-groups|--group' 'pylogctl consumer-groups|--offsets-partitions' 'pylogctl consumer-groups|--lag-from' 'pylogctl consumer-groups|-o' 'pylogctl consumer-groups|--output'
                 set skip 1
         end
     end
@@ -42,14 +54,23 @@ function __pylogctl_at --description 'Is the subcommand typed so far the one giv
 end
 
 complete -c pylogctl -f
+complete -c pylogctl -n '__pylogctl_at pylogctl' -f -a 'config' -d 'Show the effective configuration of each topic of Kafka log dirs, and where each value comes from.'
 complete -c pylogctl -n '__pylogctl_at pylogctl' -f -a 'dump-segment' -d 'Dump the batches and records of Kafka log segments, like kafka-dump-log.sh.'
 complete -c pylogctl -n '__pylogctl_at pylogctl' -f -a 'rebuild-index' -d 'Rebuild the offset, time and transaction indexes of Kafka log segments.'
 complete -c pylogctl -n '__pylogctl_at pylogctl' -f -a 'recover' -d 'Recover Kafka log dirs offline, as a broker does when it starts (LogLoader).'
+complete -c pylogctl -n '__pylogctl_at pylogctl' -f -a 'retention' -d 'Delete old segments offline as a broker\'s retention does (UnifiedLog.deleteOldSegments).'
 complete -c pylogctl -n '__pylogctl_at pylogctl' -f -a 'sample' -d 'Write a sample Kafka log dir (every codec, headers, a transaction) with pylogctl\'s writer.'
 complete -c pylogctl -n '__pylogctl_at pylogctl' -f -a 'truncate' -d 'Truncate one partition offline, as Kafka does when a replica diverges from its leader.'
+complete -c pylogctl -n '__pylogctl_at pylogctl' -f -a 'consumer-groups' -d 'List and describe consumer groups from the broker\'s files, like kafka-consumer-groups.sh.'
 complete -c pylogctl -n '__pylogctl_at pylogctl' -l version -f -d 'Show the version and exit.'
 complete -c pylogctl -n '__pylogctl_at pylogctl' -l debug -f -d 'Show tracebacks for errors.'
 complete -c pylogctl -n '__pylogctl_at pylogctl' -s h -l help -f -d 'Show this message and exit.'
+complete -c pylogctl -n '__pylogctl_at pylogctl config' -l topic -r -f -d 'Only this topic (repeatable).'
+complete -c pylogctl -n '__pylogctl_at pylogctl config' -l config -r -f -d 'A topic config (or a broker synonym such as log.retention.hours) that beats every other source; repeatable.'
+complete -c pylogctl -n '__pylogctl_at pylogctl config' -l config-file -r -F -d 'A properties file: topic config names override the metadata log; broker-level names (a server.properties) are broker defaults.'
+complete -c pylogctl -n '__pylogctl_at pylogctl config' -s o -l output -r -f -a 'text json ndjson yaml' -d 'text (a table per topic); json; ndjson (one config value per line); yaml. [default: text]'
+complete -c pylogctl -n '__pylogctl_at pylogctl config' -s h -l help -f -d 'Show this message and exit.'
+complete -c pylogctl -n '__pylogctl_at pylogctl config' -F
 complete -c pylogctl -n '__pylogctl_at pylogctl dump-segment' -l files -r -F -d 'Comma-separated files, as kafka-dump-log takes them.'
 complete -c pylogctl -n '__pylogctl_at pylogctl dump-segment' -l deep-iteration -f -d 'Print every record, not just batch headers.'
 complete -c pylogctl -n '__pylogctl_at pylogctl dump-segment' -l print-data-log -f -d 'Print keys and values (implies --deep-iteration).'
@@ -80,6 +101,16 @@ complete -c pylogctl -n '__pylogctl_at pylogctl recover' -l check -f -d 'Exit 1 
 complete -c pylogctl -n '__pylogctl_at pylogctl recover' -s o -l output -r -f -a 'text json ndjson yaml' -d 'text; json (one object per partition); ndjson (one step per line); yaml. [default: text]'
 complete -c pylogctl -n '__pylogctl_at pylogctl recover' -s h -l help -f -d 'Show this message and exit.'
 complete -c pylogctl -n '__pylogctl_at pylogctl recover' -F
+complete -c pylogctl -n '__pylogctl_at pylogctl retention' -l topic -r -f -d 'Only this topic (repeatable).'
+complete -c pylogctl -n '__pylogctl_at pylogctl retention' -l partition -r -f -d 'Only partition N of the topics (repeatable).'
+complete -c pylogctl -n '__pylogctl_at pylogctl retention' -l config -r -f -d 'A topic config (or a broker synonym such as log.retention.hours) that beats every other source; repeatable.'
+complete -c pylogctl -n '__pylogctl_at pylogctl retention' -l config-file -r -F -d 'A properties file: topic config names override the metadata log; broker-level names (a server.properties) are broker defaults.'
+complete -c pylogctl -n '__pylogctl_at pylogctl retention' -l now-ms -r -f -d 'Judge ages against this time (ms since the epoch) instead of the clock.'
+complete -c pylogctl -n '__pylogctl_at pylogctl retention' -l execute -f -d 'Delete the segments (without it: print the plan and change nothing).'
+complete -c pylogctl -n '__pylogctl_at pylogctl retention' -l backup-dir -r -f -a '(__fish_complete_directories (commandline -ct))' -d 'With --execute: keep a copy of every file changed or deleted under DIR, which mirrors the log dir (an existing copy is kept: it is older).'
+complete -c pylogctl -n '__pylogctl_at pylogctl retention' -s o -l output -r -f -a 'text json ndjson yaml' -d 'text; json (one object per partition); ndjson (one deleted segment per line); yaml. [default: text]'
+complete -c pylogctl -n '__pylogctl_at pylogctl retention' -s h -l help -f -d 'Show this message and exit.'
+complete -c pylogctl -n '__pylogctl_at pylogctl retention' -F
 complete -c pylogctl -n '__pylogctl_at pylogctl sample' -s h -l help -f -d 'Show this message and exit.'
 complete -c pylogctl -n '__pylogctl_at pylogctl sample' -f -a '(__fish_complete_directories (commandline -ct))'
 complete -c pylogctl -n '__pylogctl_at pylogctl truncate' -l to-offset -r -f -d 'Drop every record at and above offset N.'
@@ -90,3 +121,18 @@ complete -c pylogctl -n '__pylogctl_at pylogctl truncate' -l backup-dir -r -f -a
 complete -c pylogctl -n '__pylogctl_at pylogctl truncate' -s o -l output -r -f -a 'text json ndjson yaml' -d 'text; json; ndjson (one recovery step per line); yaml. [default: text]'
 complete -c pylogctl -n '__pylogctl_at pylogctl truncate' -s h -l help -f -d 'Show this message and exit.'
 complete -c pylogctl -n '__pylogctl_at pylogctl truncate' -f -a '(__fish_complete_directories (commandline -ct))'
+complete -c pylogctl -n '__pylogctl_at pylogctl consumer-groups' -l server-config -r -F -d 'A broker\'s server.properties: read its log.dirs.'
+complete -c pylogctl -n '__pylogctl_at pylogctl consumer-groups' -l list -f -d 'List all consumer groups.'
+complete -c pylogctl -n '__pylogctl_at pylogctl consumer-groups' -l describe -f -d 'Describe the groups given with --group, or all of them with --all-groups.'
+complete -c pylogctl -n '__pylogctl_at pylogctl consumer-groups' -l group -r -f -d 'A group to describe (repeatable).'
+complete -c pylogctl -n '__pylogctl_at pylogctl consumer-groups' -l all-groups -f -d 'Describe every group.'
+complete -c pylogctl -n '__pylogctl_at pylogctl consumer-groups' -l offsets -f -d 'With --describe: committed offsets and lag per partition (the default view).'
+complete -c pylogctl -n '__pylogctl_at pylogctl consumer-groups' -l members -f -d 'With --describe: the members.'
+complete -c pylogctl -n '__pylogctl_at pylogctl consumer-groups' -l state -f -d 'With --describe: the group\'s state. With --list: a STATE column; a comma-separated list of states after it (--state stable,empty) keeps only those groups.'
+complete -c pylogctl -n '__pylogctl_at pylogctl consumer-groups' -l type -f -d 'With --list: a TYPE column; a list of types after it (--type classic,consumer) keeps only those.'
+complete -c pylogctl -n '__pylogctl_at pylogctl consumer-groups' -l verbose -f -d 'With --describe: more columns (LEADER-EPOCH; members\' epochs and assignments; group epochs).'
+complete -c pylogctl -n '__pylogctl_at pylogctl consumer-groups' -l offsets-partitions -r -f -d 'The partition count of __consumer_offsets (default: the highest partition in the log dirs plus one), which decides where a group is stored.'
+complete -c pylogctl -n '__pylogctl_at pylogctl consumer-groups' -l lag-from -r -f -d 'End offset for LOG-END-OFFSET and LAG: the high watermark (as Kafka\'s tool shows) or the log end offset. [default: hw]'
+complete -c pylogctl -n '__pylogctl_at pylogctl consumer-groups' -s o -l output -r -f -a 'text json ndjson yaml' -d 'text: kafka-consumer-groups.sh\'s output; json, ndjson, yaml: the rows. [default: text]'
+complete -c pylogctl -n '__pylogctl_at pylogctl consumer-groups' -s h -l help -f -d 'Show this message and exit.'
+complete -c pylogctl -n '__pylogctl_at pylogctl consumer-groups' -f -a '(__fish_complete_directories (commandline -ct))'

@@ -44,7 +44,8 @@ def write_checkpoints_and_notes(footer: dict[str, Any], out: TextIO) -> None:
     that load a log)."""
     for u in footer["checkpointUpdates"]:
         old = "absent" if u["old"] is None else u["old"]
-        out.write(f"  checkpoint {u['checkpoint']}: {old} -> {u['new']}\n")
+        new = "removed" if u["new"] is None else u["new"]
+        out.write(f"  checkpoint {u['checkpoint']}: {old} -> {new}\n")
     for note in footer["notes"]:
         out.write(f"  note: {note}\n")
 

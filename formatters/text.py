@@ -12,9 +12,11 @@ from typing import Any, Callable, Iterable, TextIO
 
 from pylogctl.format import jackson
 from . import Section
+from .config_text import render_topic_config
 from .log_dir_table import render_log_dir_summary
 from .rebuild_index_text import render_rebuild_index
 from .recover_text import render_recover
+from .retention_text import render_retention
 from .truncate_text import render_truncate
 
 _compact = jackson.dumps  # decoder JSON must match Kafka's (Jackson's) byte for byte
@@ -203,6 +205,8 @@ RENDERERS: dict[str, Callable[[Section, TextIO], None]] = {
     "rebuild-index": render_rebuild_index,
     "recover": render_recover,
     "truncate": render_truncate,
+    "topic-config": render_topic_config,
+    "retention": render_retention,
 }
 
 

@@ -54,7 +54,9 @@ def _root(
 
 def _register() -> None:
     # each module adds its command to ``app``
-    from . import dump_segment, rebuild_index, recover, sample, truncate  # noqa: F401
+    from . import (config, dump_segment, rebuild_index, recover, retention,  # noqa: F401
+                   sample, truncate)
+    from . import consumer_groups  # noqa: F401
 
 
 _register()

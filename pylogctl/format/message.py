@@ -16,6 +16,7 @@ ends with a tagged-field section (count, then tag/size/data per field).
 from __future__ import annotations
 
 import base64
+import functools
 import struct
 from dataclasses import dataclass, field as dc_field
 from typing import Any, Mapping
@@ -52,6 +53,7 @@ class MessageUnderflowError(CorruptRecordError):
         self.available = available
 
 
+@functools.lru_cache(maxsize=None)  # a handful of specs, parsed for every field read
 def _parse_versions(spec: str | None) -> tuple[int, int]:
     if spec is None or spec == "none":
         return (1, 0)  # empty range
@@ -75,7 +77,7 @@ class Field:
     default: Any = None
     fields: tuple["Field", ...] = ()
 
-    @property
+    @functools.cached_property  # read for every field of every record decoded
     def json_name(self) -> str:
         return self.name[:1].lower() + self.name[1:]
 

@@ -3,7 +3,8 @@
 
 The plan follows Kafka's order (``kafka-tools-reference.md`` §4.2):
 
-1. Delete ``*.deleted`` files (not KRaft ``.checkpoint.deleted`` ones); delete every ``.swap``
+1. Delete ``*.deleted`` files (not KRaft ``.checkpoint.deleted`` ones) and, unlike Kafka,
+   ``*.tmp`` files (atomic writes interrupted before their rename); delete every ``.swap``
    whose base offset is >= the smallest ``.cleaned`` one (an unfinished split, KAFKA-6264),
    then every ``.cleaned`` file.
 2. For the remaining ``.swap`` log files, take the range [min base offset, max next offset).
@@ -59,7 +60,7 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from ..errors import FileUnreadableError, LogSegmentOffsetOverflowError, PylogctlError, UsageError
-from .checkpoint import EpochEntry
+from .checkpoint import TEMP_SUFFIX, EpochEntry
 from .leader_epoch_cache import LeaderEpochFileCache
 from .load_apply import apply_load
 from .load_plan import (SEGMENT_FILE_SUFFIXES, CreateSegment, DeleteFile, DeleteSegment,
@@ -268,6 +269,12 @@ class _Planner:
             if name.endswith(DELETED_FILE_SUFFIX) and not name.endswith(KRAFT_SNAPSHOT_DELETED):
                 self.delete_file(name, "a stray .deleted file (a deletion the broker did not "
                                  "finish)")
+            elif name.endswith(TEMP_SUFFIX):
+                # pylogctl's addition: Kafka leaves these (its next write of the file reuses
+                # them); the lock is held, so no writer is behind one
+                self.delete_file(name, "a stray .tmp file (an atomic write of a checkpoint, "
+                                 "snapshot or index interrupted before its rename; the file it "
+                                 "would have replaced is intact)")
             elif name.endswith(CLEANED_FILE_SUFFIX):
                 cleaned.append(name)
             elif name.endswith(SWAP_FILE_SUFFIX):

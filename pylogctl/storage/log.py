@@ -9,11 +9,13 @@ re-validates what is above). :meth:`Log.load` opens a dir through the loader
 when it opens.
 
 Every mutation is crash-safe the way Kafka's is: a segment is deleted by renaming its files to
-``.deleted`` (the ``.log`` first), then removing them, newest segment first, so the segments
-left are always a prefix of the log; checkpoints and snapshots are written atomically; a new
-active segment exists before the old one goes (``createAndDeleteSegment``). Kafka deletes
-``.deleted`` files ``file.delete.delay.ms`` later so that readers can finish; an offline tool has
-no readers and deletes them at once. The log dir's offset checkpoints are the caller's
+``.deleted`` (the ``.log`` first), then removing them, newest segment first when the tail
+goes (truncation) and oldest first when the head goes (retention, and a full truncation, whose
+newest segment stays until the new one exists), so the segments left are always a contiguous
+log; checkpoints and snapshots are written atomically; a new active segment exists before the
+old one goes (``createAndDeleteSegment``). Kafka deletes ``.deleted`` files
+``file.delete.delay.ms`` later so that readers can finish; an offline tool has no readers and
+deletes them at once. The log dir's offset checkpoints are the caller's
 (:class:`~pylogctl.storage.log_manager.LogDir`) to write. Not thread-safe.
 
 One difference from Kafka: :meth:`Log.truncate_to` sets the log end offset to where the data
@@ -26,7 +28,7 @@ from __future__ import annotations
 import logging
 import os
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Callable, Iterator
 
 from ..errors import PylogctlError
 from ..format.log_stream import iter_batches
@@ -185,10 +187,11 @@ class Log:
                 segment.txn_index.path]
 
     def _delete_segments(self, doomed: list[LogSegment], reason: str,
-                         with_snapshots: bool = True) -> None:
-        """``removeAndDeleteSegments``, newest first, with the producer snapshots at their base
-        offsets unless ``with_snapshots`` is False (a roll replacing an empty segment)."""
-        for segment in sorted(doomed, key=lambda s: s.base_offset, reverse=True):
+                         with_snapshots: bool = True, oldest_first: bool = False) -> None:
+        """``removeAndDeleteSegments``, newest first (oldest first when cutting the head, so
+        that what is left is always a contiguous log), with the producer snapshots at their
+        base offsets unless ``with_snapshots`` is False (a roll replacing an empty segment)."""
+        for segment in sorted(doomed, key=lambda s: s.base_offset, reverse=not oldest_first):
             logger.info("Deleting segment %d of %s: %s", segment.base_offset, self.dir, reason)
             self._save(*self._segment_paths(segment), will_delete=True)
             if self.segments.get(segment.base_offset) is segment:
@@ -205,6 +208,56 @@ class Log:
             segment.delete_if_exists()
             if snapshot is not None:
                 _unlink(snapshot)
+
+    def maybe_increment_log_start_offset(self, new_log_start_offset: int) -> bool:
+        """Kafka's ``maybeIncrementLogStartOffset``: raise the log start offset (never above
+        the high watermark) and the recovery point with it, and drop the leader epochs and
+        producer state below it. Returns whether it moved.
+
+        At the log end (every segment deleted) the epoch cache is cleared in one write: Kafka
+        would keep one entry there, which the next load drops (``truncateFromEnd``), so two
+        loads in a row would disagree."""
+        self._check_open()
+        if new_log_start_offset > self.high_watermark:
+            raise LogError(f"Cannot increment the log start offset of {self.dir} to "
+                           f"{new_log_start_offset} since it is larger than the high watermark "
+                           f"{self.high_watermark}")
+        if new_log_start_offset <= self.log_start_offset:
+            return False
+        self.log_start_offset = new_log_start_offset
+        self.recovery_point = max(self.recovery_point, new_log_start_offset)
+        if any(e.start_offset <= new_log_start_offset
+               for e in self.leader_epoch_cache.epoch_entries()):
+            self._save(self.leader_epoch_cache.path)
+        if new_log_start_offset >= self._log_end_offset:
+            self.leader_epoch_cache.clear_and_flush()
+        else:
+            self.leader_epoch_cache.truncate_from_start(new_log_start_offset)
+        self.producer_state.on_log_start_offset_incremented(new_log_start_offset)
+        return True
+
+    def delete_oldest_segments(self, count: int, reason: str,
+                               before_delete: Callable[[], None] | None = None) -> int | None:
+        """Kafka's ``deleteSegments`` for the ``count`` oldest segments (retention): when that
+        is all of them, roll a new empty segment first (returned: its base offset); raise the
+        log start offset to the first segment kept; call ``before_delete`` (the caller's
+        checkpoint write: a crash after it leaves whole segments below a checkpointed log
+        start, which the loader and the next retention run deal with); then delete the
+        segments oldest first, with their producer snapshots and the snapshots the next load
+        would drop (at or below the log start)."""
+        self._check_open()
+        doomed = list(self.segments)[:count]
+        created = None
+        if count == len(self.segments):
+            created = self.roll().base_offset
+        kept = self.segments.higher(doomed[-1].base_offset)
+        assert kept is not None, "a segment is kept"
+        self.maybe_increment_log_start_offset(kept.base_offset)
+        if before_delete is not None:
+            before_delete()
+        self._delete_segments(doomed, reason, oldest_first=True)
+        self._rebuild_producer_state(self._log_end_offset)
+        return created
 
     # -- truncation ----------------------------------------------------------------------------
     def truncate_to(self, target_offset: int) -> TruncationResult:
@@ -240,11 +293,15 @@ class Log:
     def truncate_fully_and_start_at(self, new_offset: int,
                                     log_start_offset: int | None = None) -> TruncationResult:
         """Kafka's ``truncateFullyAndStartAt``: delete every segment and start an empty one at
-        ``new_offset`` (created before the last old one goes, so there always is one)."""
+        ``new_offset`` (created before the last old one goes, so there always is one). All but
+        the last go oldest first: the last stays until the new segment exists, so deleting the
+        newest first would leave a hole in the middle of the log after a crash; this way what
+        is left is always a contiguous log (its tail)."""
         self._check_open()
         before = self._log_end_offset
         old = list(self.segments)
-        self._delete_segments(old[:-1], f"log truncation to start at offset {new_offset}")
+        self._delete_segments(old[:-1], f"log truncation to start at offset {new_offset}",
+                              oldest_first=True)
         last = old[-1]
         self._save(*self._segment_paths(last), will_delete=True)
         if new_offset == last.base_offset:

@@ -108,3 +108,10 @@ def partition_dir_files(path: str | os.PathLike[str]) -> list[str]:
     and anything else by name."""
     files, _ = _names(path)
     return [os.path.join(os.fspath(path), name) for name in sorted(files, key=_file_order)]
+
+
+def log_segments(path: str | os.PathLike[str]) -> list[tuple[int, str]]:
+    """A partition dir's ``.log`` segments as ``(base offset, path)``, by base offset."""
+    files, _ = _names(path)
+    return sorted((offset, os.path.join(os.fspath(path), name)) for name in files
+                  if suffix_of(name) == LOG_SUFFIX and (offset := file_offset(name)) is not None)

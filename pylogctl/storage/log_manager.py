@@ -17,9 +17,11 @@ broker runs, and one dir per partition. Kafka's rules kept here (``LogManager.lo
   recovery point 0, never after a clean shutdown, and it has no entries in these checkpoints.
 - After a load or a truncation, only the checkpoint entries that changed are rewritten; other
   partitions' entries stay as they are. The log start offset is checkpointed only above the
-  first segment's base offset (or where an entry exists). A truncation lowers a cleaner
-  checkpoint above the active segment's base offset to it (``maybeTruncateCheckpoint``).
-  Every write holds ``.lock``, and checkpoints are replaced atomically.
+  first segment's base offset; an entry at or below it is removed, as Kafka's rewrite drops
+  it. A truncation lowers a cleaner checkpoint above the active segment's base offset to it
+  (``maybeTruncateCheckpoint``). Every write holds ``.lock``, and checkpoints are replaced
+  atomically; a ``.tmp`` beside one (a write interrupted before its rename) is listed in
+  :attr:`LogDir.temp_files` and removed by :meth:`LogDir.remove_temp_files`.
 - Unlike a broker, nothing here deletes or writes ``.kafka_cleanshutdown``: an offline tool
   cannot vouch for partitions it did not load.
 """
@@ -27,27 +29,31 @@ broker runs, and one dir per partition. Kafka's rules kept here (``LogManager.lo
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import os
 from dataclasses import dataclass
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterable, Iterator, TypeVar
 
 from ..errors import CorruptRecordError, FileUnreadableError, UsageError
 from .backup import Backup
-from .checkpoint import (TopicPartitionOffset, format_checkpoint, read_offset_checkpoint,
-                         write_file_atomically)
+from .checkpoint import (TEMP_SUFFIX, TopicPartitionOffset, format_checkpoint,
+                         read_offset_checkpoint, write_file_atomically)
 from .load_apply import PlanOutdatedError
 from .load_plan import LoadInputs, LoadPlan, LoadResult
 from .loader import apply_load, plan_load
-from .files import match_dir_owner
+from .files import delete_if_exists, fsync_dir, match_dir_owner
 from .lock import LogDirLock
 from .log import Log, TruncationResult
 from .log_config import LogConfig
 from .log_dir import CLEAN_SHUTDOWN_FILE, META_PROPERTIES, partition_dirs
 from .metadata_files import read_properties
+from .retention import delete_old_segments
+from .retention_plan import RetentionOutcome, RetentionPlan, predict_retention
 from .truncation_plan import TruncationPrediction, predict_truncation
 
 logger = logging.getLogger(__name__)
+R = TypeVar("R")
 
 RECOVERY_POINT_CHECKPOINT = "recovery-point-offset-checkpoint"
 HIGH_WATERMARK_CHECKPOINT = "replication-offset-checkpoint"
@@ -89,17 +95,19 @@ class SkippedDir:
 
 @dataclass(frozen=True)
 class CheckpointUpdate:
-    """One entry of a log-dir checkpoint file to write (``old`` None: the entry is new)."""
+    """One entry of a log-dir checkpoint file to write (``old`` None: the entry is new;
+    ``new`` None: the entry goes)."""
 
     checkpoint: str
     topic: str
     partition: int
     old: int | None
-    new: int
+    new: int | None
 
     def describe(self) -> str:
         old = "absent" if self.old is None else self.old
-        return f"{self.checkpoint}: {self.topic}-{self.partition} {old} -> {self.new}"
+        new = "removed" if self.new is None else self.new
+        return f"{self.checkpoint}: {self.topic}-{self.partition} {old} -> {new}"
 
 
 @dataclass(frozen=True)
@@ -167,6 +175,9 @@ class LogDir:
         self.checkpoints = {name: _Checkpoint(os.path.join(self.path, name))
                             for name in CHECKPOINTS}
         self.notes = [f"{name}: {c.problem}" for name, c in self.checkpoints.items() if c.problem]
+        # checkpoint writes interrupted before their rename (the checkpoint itself is intact)
+        self.temp_files = [p for p in (c.path + TEMP_SUFFIX for c in self.checkpoints.values())
+                           if os.path.isfile(p)]
         self.partitions: list[PartitionEntry] = []
         self.skipped: list[SkippedDir] = []
         parsed, others = partition_dirs(self.path)
@@ -238,7 +249,16 @@ class LogDir:
                 updates.append(CheckpointUpdate(checkpoint, entry.topic, entry.partition, old, new))
 
         update(RECOVERY_POINT_CHECKPOINT, recovery_point, recovery_point != 0)
-        update(LOG_START_OFFSET_CHECKPOINT, log_start, log_start > first_base)
+        if log_start > first_base:
+            update(LOG_START_OFFSET_CHECKPOINT, log_start, True)
+        elif self.checkpointed(LOG_START_OFFSET_CHECKPOINT, entry) is not None:
+            # Kafka checkpoints a log start only above the first segment's base offset
+            # (checkpointLogStartOffsetsInDir): an entry at or below it is dropped, so the
+            # next load does not fold the epoch cache at the old value again
+            updates.append(CheckpointUpdate(LOG_START_OFFSET_CHECKPOINT, entry.topic,
+                                            entry.partition,
+                                            self.checkpointed(LOG_START_OFFSET_CHECKPOINT,
+                                                              entry), None))
         update(HIGH_WATERMARK_CHECKPOINT, high_watermark, False)
         cleaner = self.checkpointed(CLEANER_OFFSET_CHECKPOINT, entry)
         if active_base is not None and cleaner is not None and cleaner > active_base:
@@ -292,23 +312,51 @@ class LogDir:
                  lock: LogDirLock | None = None) -> TruncationOutcome:
         """Load the partition (as a broker would) and truncate it so that it ends before
         ``offset``; a target below the first segment starts the log over there."""
-        return self._with_log(entry, config, backup_dir, lock,
-                              lambda log: log.truncate_to(offset))
+        return TruncationOutcome(*self._with_log(entry, config, backup_dir, lock,
+                                                 lambda log, _: log.truncate_to(offset)))
 
     def truncate_fully_and_start_at(self, entry: PartitionEntry, offset: int,
                                     config: LogConfig = LogConfig(), *,
                                     log_start_offset: int | None = None,
                                     backup_dir: str | os.PathLike[str] | None = None,
                                     lock: LogDirLock | None = None) -> TruncationOutcome:
-        return self._with_log(entry, config, backup_dir, lock,
-                              lambda log: log.truncate_fully_and_start_at(offset,
-                                                                          log_start_offset))
+        return TruncationOutcome(*self._with_log(
+            entry, config, backup_dir, lock,
+            lambda log, _: log.truncate_fully_and_start_at(offset, log_start_offset)))
+
+    # -- retention ------------------------------------------------------------------------------
+    def plan_retention(self, entry: PartitionEntry, config: LogConfig, now_ms: int
+                       ) -> RetentionPlan:
+        """What :meth:`delete_old_segments` would do at ``now_ms``, without writing anything
+        (no checkpoint entry changes when nothing is deleted: then nothing is loaded)."""
+        load = self.plan(entry, config)
+        r = predict_retention(load, config, now_ms)
+        # the net change: the deletion writes the new log start offset before the old first
+        # segment goes, and drops the entry again once it is the first segment's base
+        updates = (self._updates(entry, r.recovery_point, r.log_start_offset, r.segments[0],
+                                 r.high_watermark) if r.changed else [])
+        return RetentionPlan(load, r, tuple(updates))
+
+    def delete_old_segments(self, entry: PartitionEntry, config: LogConfig, now_ms: int, *,
+                            backup_dir: str | os.PathLike[str] | None = None,
+                            lock: LogDirLock | None = None) -> RetentionOutcome:
+        """Load the partition and run Kafka's retention on it; the checkpoint entries the new
+        log start offset changes are written before any segment file goes."""
+        return RetentionOutcome(*self._with_log(
+            entry, config, backup_dir, lock,
+            lambda log, checkpoint: delete_old_segments(log, now_ms, checkpoint)))
 
     def _with_log(self, entry: PartitionEntry, config: LogConfig,
                   backup_dir: str | os.PathLike[str] | None, lock: LogDirLock | None,
-                  action: Callable[[Log], TruncationResult]) -> TruncationOutcome:
+                  action: Callable[[Log, Callable[[], None]], R]
+                  ) -> tuple[LoadResult | None, R, tuple[CheckpointUpdate, ...],
+                             tuple[str, ...], tuple[str, ...]]:
+        """Load the partition under the lock, run ``action(log, checkpoint)`` and write the
+        checkpoint entries the log's offsets changed; ``checkpoint()`` writes them at once."""
         backup = None if backup_dir is None else Backup(backup_dir, self.path)
+        early: list[CheckpointUpdate] = []
         updates: list[CheckpointUpdate] = []
+        notes: list[str] = []
         with _held(self.path, lock) as lock:
             now = LogDir(self.path)
             i = now.load_inputs(now.entry_for_dir(entry.path))
@@ -318,20 +366,41 @@ class LogDir:
                            high_watermark_checkpoint=i.high_watermark_checkpoint,
                            had_clean_shutdown=i.had_clean_shutdown, lock=lock,
                            backup_dir=backup_dir)
-            try:
-                result = action(log)
+
+            def changed(active: int | None = None) -> list[CheckpointUpdate]:
                 first = log.segments.first
-                updates = now._updates(entry, log.recovery_point, log.log_start_offset,
-                                       first.base_offset if first else 0, log.high_watermark,
-                                       log.active_segment.base_offset)
+                return now._updates(entry, log.recovery_point, log.log_start_offset,
+                                    first.base_offset if first else 0, log.high_watermark,
+                                    active)
+
+            def checkpoint() -> None:
+                written = changed()
+                notes.extend(now._write(written, backup))
+                early.extend(written)
+
+            try:
+                result = action(log, checkpoint)
+                updates = changed(log.active_segment.base_offset)
             finally:
                 log.close()
-                notes = now._write(updates, backup)
+                notes.extend(now._write(updates, backup))
                 self.checkpoints = now.checkpoints
         saved = list(log.load_result.backups if log.load_result else [])
         saved += (log.backup.saved if log.backup else []) + (backup.saved if backup else [])
-        return TruncationOutcome(log.load_result, result, tuple(updates),
-                                 tuple(dict.fromkeys(saved)), tuple(notes))
+        return (log.load_result, result, _merged(early + updates), tuple(dict.fromkeys(saved)),
+                tuple(dict.fromkeys(notes)))
+
+    def remove_temp_files(self, lock: LogDirLock) -> list[str]:
+        """Delete the stale checkpoint ``.tmp`` files (``lock`` held: no writer is behind
+        them); returns their paths."""
+        if not lock.locked:
+            raise ValueError(f"{lock} is not held")
+        for path in self.temp_files:
+            delete_if_exists(path)
+        removed, self.temp_files = self.temp_files, []
+        if removed:
+            fsync_dir(self.path)
+        return removed
 
     # -- writing checkpoints --------------------------------------------------------------------
     def _write(self, updates: list[CheckpointUpdate], backup: Backup | None) -> list[str]:
@@ -349,8 +418,9 @@ class LogDir:
             entries = [TopicPartitionOffset(e.topic, e.partition, mine.get((e.topic, e.partition),
                                                                           e.offset))
                        for e in entries]
+            entries = [e for e in entries if e.offset is not None]  # removed entries
             entries += [TopicPartitionOffset(t, p, o) for (t, p), o in mine.items()
-                        if (t, p) not in keys]
+                        if (t, p) not in keys and o is not None]
             if backup is not None:
                 backup.save(checkpoint.path)
             like = checkpoint.path if os.path.exists(checkpoint.path) else None
@@ -364,6 +434,16 @@ class LogDir:
     def __repr__(self) -> str:
         return (f"LogDir({self.path!r}, partitions={len(self.partitions)}, "
                 f"clean_shutdown={self.clean_shutdown})")
+
+
+def _merged(updates: list[CheckpointUpdate]) -> tuple[CheckpointUpdate, ...]:
+    """One update per entry: the first old value, the last new one."""
+    merged: dict[tuple[str, str, int], CheckpointUpdate] = {}
+    for u in updates:
+        key = (u.checkpoint, u.topic, u.partition)
+        first = merged.get(key, u)
+        merged[key] = dataclasses.replace(u, old=first.old)
+    return tuple(u for u in merged.values() if u.old != u.new)
 
 
 @contextlib.contextmanager

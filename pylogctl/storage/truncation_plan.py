@@ -95,9 +95,9 @@ def predict_truncation(plan: LoadPlan, target: int, mode: Mode = "to-offset", *,
         new_start = target if log_start_offset is None or mode == "to-offset" else log_start_offset
         return TruncationPrediction(
             **common, log_end_offset=target, deleted_segments=segments, truncated_segment=None,
-            truncated_bytes=sum(_log_size(plan, b) for b in segments), created_segment=target,
+            truncated_bytes=sum(segment_size_after_load(plan, b) for b in segments), created_segment=target,
             leader_epochs_removed=plan.leader_epochs,
-            snapshots_deleted=_snapshots_after_load(plan), log_start_offset=new_start,
+            snapshots_deleted=snapshots_after_load(plan), log_start_offset=new_start,
             recovery_point=min(plan.recovery_point, target), high_watermark=target,
             first_segment=target, active_segment=target)
     cut_base = max(b for b in segments if b <= target)
@@ -105,17 +105,17 @@ def predict_truncation(plan: LoadPlan, target: int, mode: Mode = "to-offset", *,
     log_start = min(new_end, plan.log_start_offset)
     return TruncationPrediction(
         **common, log_end_offset=new_end, deleted_segments=tuple(b for b in segments if b > target),
-        truncated_segment=cut_base, truncated_bytes=_log_size(plan, cut_base) - position,
+        truncated_segment=cut_base, truncated_bytes=segment_size_after_load(plan, cut_base) - position,
         created_segment=None,
         leader_epochs_removed=tuple(e for e in plan.leader_epochs if e.start_offset >= new_end),
-        snapshots_deleted=tuple(o for o in _snapshots_after_load(plan)
+        snapshots_deleted=tuple(o for o in snapshots_after_load(plan)
                                 if o > new_end or o <= log_start),
         log_start_offset=log_start, recovery_point=min(plan.recovery_point, new_end),
         high_watermark=min(plan.high_watermark, new_end), first_segment=segments[0],
         active_segment=cut_base)
 
 
-def _source(plan: LoadPlan, base: int) -> tuple[str, int, int]:
+def segment_bytes_after_load(plan: LoadPlan, base: int) -> tuple[str, int, int]:
     """Where the loaded segment ``base``'s bytes are now, as ``(file, start, size)``: in its
     ``.log``, or, for a segment a split creates, in the overflowing segment it comes from; the
     size is what the load leaves (a recovery may cut it)."""
@@ -132,14 +132,14 @@ def _source(plan: LoadPlan, base: int) -> tuple[str, int, int]:
     return path, start, size
 
 
-def _log_size(plan: LoadPlan, base: int) -> int:
-    return _source(plan, base)[2]
+def segment_size_after_load(plan: LoadPlan, base: int) -> int:
+    return segment_bytes_after_load(plan, base)[2]
 
 
 def _cut(plan: LoadPlan, base: int, target: int) -> tuple[int, int]:
     """Where ``LogSegment.truncateTo(target)`` cuts the segment (a position in it), and the
     log end after it: the next offset after the last batch kept (the base offset if none is)."""
-    path, start, size = _source(plan, base)
+    path, start, size = segment_bytes_after_load(plan, base)
     if size == 0:  # empty, or an empty segment the load creates
         return 0, base
     end = base
@@ -151,7 +151,7 @@ def _cut(plan: LoadPlan, base: int, target: int) -> tuple[int, int]:
         return size, end
 
 
-def _snapshots_after_load(plan: LoadPlan) -> tuple[int, ...]:
+def snapshots_after_load(plan: LoadPlan) -> tuple[int, ...]:
     """Offsets of the producer snapshots the loaded log has: those in the dir, less those the
     load deletes, plus those it writes."""
     found = {offset for offset, _ in list_snapshot_files(plan.partition_dir)}

@@ -168,6 +168,12 @@ class Recovery:
                 yield self._partition(log_dir, entry, lock)
                 if progress is not None:
                     progress(1)
+            if lock is not None:
+                self.notes += [f"removed {p}: a checkpoint write interrupted before its rename"
+                               for p in log_dir.remove_temp_files(lock)]
+            else:
+                self.notes += [f"{p}: a checkpoint write interrupted before its rename (removed "
+                               f"by --execute)" for p in log_dir.temp_files]
         finally:
             if lock is not None:
                 lock.release()

@@ -1,0 +1,197 @@
+"""``pylogctl consumer-groups``: kafka-consumer-groups.sh's --list and --describe, from disk.
+
+Where Kafka's tool takes ``--bootstrap-server``, this takes log dirs (or a server.properties
+naming them). Kafka's ``--state`` and ``--type`` take an optional value, which the option
+parser cannot express; so ``--state`` and ``--type`` are flags, and a state or type list
+written after them (``--list --state stable,empty``) arrives among the log dirs, where it is
+recognised as the argument that is no existing path and names only states (or types).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from typing import List, Optional
+
+import typer
+
+from ..errors import ExitCode, UsageError
+from .app import EXIT_CODES_HELP, app
+from .output import OutputFormat, err, guarded_output
+
+HELP = (
+    "List and describe consumer groups from the broker's files, like kafka-consumer-groups.sh."
+    "\n\nGroups, members and committed offsets are rebuilt from __consumer_offsets as the group "
+    "coordinator loads them (last record wins, tombstones delete, transactional commits count "
+    "once committed); end offsets come from the data partitions: the high watermark of "
+    "replication-offset-checkpoint (at most the log end), or the log end with --lag-from leo. "
+    "States and members are as last persisted, not live. With the log dirs of several "
+    "brokers, each partition is read from the replica with the highest leader epoch, then log "
+    "end offset; stderr says which.\n\nText output is Kafka's, column for column; json, ndjson "
+    "and yaml give the rows with camelCase keys (null for '-')."
+)
+_WORDS = re.compile(r"^[A-Za-z]+(,[A-Za-z]+)*$")
+
+
+def _log_dirs_from_config(path: str) -> list[str]:
+    """``log.dirs`` (else ``log.dir``, else Kafka's default) of a server.properties."""
+    from ..storage.metadata_files import read_properties
+
+    props = read_properties(path)
+    value = props.get("log.dirs") or props.get("log.dir") or "/tmp/kafka-logs"
+    return [d.strip() for d in value.split(",") if d.strip()]
+
+
+def _split_words(args: list[str], state: bool, type_: bool
+                 ) -> tuple[list[str], str | None, str | None]:
+    """Separate the state/type list written after ``--state``/``--type`` from the log dirs."""
+    from ..tools.consumer_groups import parse_types
+
+    dirs, states, types = [], None, None
+    for arg in args:
+        if (state or type_) and not os.path.exists(arg) and _WORDS.match(arg):
+            try:
+                parse_types(arg)
+                is_type = True
+            except UsageError:
+                is_type = False
+            if is_type and type_:
+                types = arg if types is None else f"{types},{arg}"
+            elif state:
+                states = arg if states is None else f"{states},{arg}"
+            else:
+                parse_types(arg)  # Kafka's error for the bad type list
+            continue
+        dirs.append(arg)
+    return dirs, states, types
+
+
+@app.command("consumer-groups", help=HELP, epilog=EXIT_CODES_HELP)
+def consumer_groups(
+    log_dir: Optional[List[str]] = typer.Argument(
+        None, metavar="[LOG_DIR]...", show_default=False,
+        help="Log dirs (one per broker, in any order), or a dir holding log dirs."),
+    server_config: Optional[str] = typer.Option(
+        None, "--server-config", metavar="FILE",
+        help="A broker's server.properties: read its log.dirs."),
+    list_: bool = typer.Option(False, "--list", help="List all consumer groups."),
+    describe: bool = typer.Option(False, "--describe", help="Describe the groups given with "
+                                  "--group, or all of them with --all-groups."),
+    group: Optional[List[str]] = typer.Option(None, "--group", metavar="GROUP",
+                                              help="A group to describe (repeatable)."),
+    all_groups: bool = typer.Option(False, "--all-groups", help="Describe every group."),
+    offsets: bool = typer.Option(False, "--offsets", help="With --describe: committed offsets "
+                                 "and lag per partition (the default view)."),
+    members: bool = typer.Option(False, "--members", help="With --describe: the members."),
+    state: bool = typer.Option(False, "--state", help="With --describe: the group's state. "
+                               "With --list: a STATE column; a comma-separated list of states "
+                               "after it (--state stable,empty) keeps only those groups."),
+    type_: bool = typer.Option(False, "--type", help="With --list: a TYPE column; a list of "
+                               "types after it (--type classic,consumer) keeps only those."),
+    verbose: bool = typer.Option(False, "--verbose", help="With --describe: more columns "
+                                 "(LEADER-EPOCH; members' epochs and assignments; group "
+                                 "epochs)."),
+    offsets_partitions: Optional[int] = typer.Option(
+        None, "--offsets-partitions", min=1, metavar="N",
+        help="The partition count of __consumer_offsets (default: the highest partition in "
+        "the log dirs plus one), which decides where a group is stored."),
+    lag_from: str = typer.Option("hw", "--lag-from", metavar="hw|leo",
+                                 help="End offset for LOG-END-OFFSET and LAG: the high "
+                                 "watermark (as Kafka's tool shows) or the log end offset."),
+    output: OutputFormat = typer.Option(OutputFormat.text, "--output", "-o",
+                                        help="text: kafka-consumer-groups.sh's output; json, "
+                                        "ndjson, yaml: the rows."),
+) -> None:
+    """List or describe consumer groups (the help text is ``HELP``)."""
+    dirs, state_list, type_list = _split_words(list(log_dir or []), state, type_)
+    if server_config is not None:
+        dirs += _log_dirs_from_config(server_config)
+    if not dirs:
+        raise UsageError("Give the log dirs to read (or --server-config server.properties)")
+    if list_ + describe != 1:
+        raise UsageError("Command must include exactly one action: --list, --describe")
+    if lag_from not in ("hw", "leo"):
+        raise UsageError(f"--lag-from is hw or leo, not {lag_from!r}")
+    view = _check_describe(describe, group, all_groups, offsets, members, state, state_list,
+                           verbose, type_)
+    if list_ and (group or all_groups):
+        raise UsageError(f'Option "[{"group" if group else "all-groups"}]" can\'t be used with '
+                         f'option "[list]"')
+    from ..tools.consumer_groups import ConsumerGroups, parse_states, parse_types
+
+    states = parse_states(state_list) if state_list else None
+    types = parse_types(type_list) if type_list else None
+    groups = ConsumerGroups(dirs, lag_from, offsets_partitions)  # type: ignore[arg-type]
+    if list_:
+        rows = groups.list(states, types)
+        guarded_output(lambda: _list(groups, rows, type_, state, output.value))
+    else:
+        reports = groups.describe(None if all_groups else list(group or []), view, verbose)
+        guarded_output(lambda: _describe(groups, reports, view, verbose, output.value))
+
+
+def _check_describe(describe: bool, group: Optional[List[str]], all_groups: bool,
+                    offsets: bool, members: bool, state: bool, state_list: str | None,
+                    verbose: bool, type_: bool) -> str:
+    """Kafka's option rules for --describe; the view it asks for."""
+    if not describe:
+        for flag, given in (("members", members), ("offsets", offsets), ("verbose", verbose)):
+            if given:
+                raise UsageError(f"Option(s) [{flag}] are unavailable given other options on "
+                                 f"the command line")
+        return "offsets"
+    if type_:
+        raise UsageError("Option(s) [type] are unavailable given other options on the command "
+                         "line")
+    if not group and not all_groups:
+        raise UsageError("Option [describe] takes one of these options: [all-groups], [group]")
+    if group and all_groups:
+        raise UsageError('Option "[group]" can\'t be used with option "[all-groups]"')
+    if members + offsets + state > 1:
+        raise UsageError("Option [describe] takes at most one of these options: [members], "
+                         "[offsets], [state]")
+    if state_list is not None:
+        raise UsageError("Option [describe] does not take a value for [state]")
+    return "members" if members else "state" if state else "offsets"
+
+
+def _notes(groups, view: str) -> int:
+    provenance = groups.provenance(view)
+    sys.stdout.flush()
+    for line in provenance.lines:
+        err(f"pylogctl: {line}")
+    return int(ExitCode.DATA_ERROR if provenance.problem else ExitCode.OK)
+
+
+def _list(groups, rows: list[dict], include_type: bool, include_state: bool,
+          output: str) -> int:
+    code = _notes(groups, "list-states" if include_state else "list")
+    if output == "text":
+        from ..formatters.consumer_groups_text import render_list
+
+        render_list(rows, include_type, include_state, sys.stdout)
+    else:
+        from ..formatters.rows import write_rows
+
+        write_rows(rows, sys.stdout, output)
+    return code
+
+
+def _describe(groups, reports: list, view: str, verbose: bool, output: str) -> int:
+    code = _notes(groups, view)
+    if output == "text":
+        from ..formatters.consumer_groups_text import render_describe
+
+        render_describe(view, ({"group": r.group, "state": r.state, "rows": r.rows,
+                                "error": r.error, "exists": r.state is not None,
+                                "notice": r.notice} for r in reports),
+                        verbose, sys.stdout, sys.stderr)
+        return code
+    from ..formatters.rows import write_rows
+
+    for r in reports:
+        if r.error is not None:
+            err(f"pylogctl: {r.error}")
+    write_rows((row for r in reports for row in r.rows), sys.stdout, output)
+    return code

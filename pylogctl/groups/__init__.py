@@ -1,0 +1,9 @@
+"""Consumer groups from the broker's files: ``__consumer_offsets`` replayed as the group
+coordinator loads it, and the end offsets of the partitions the groups consume.
+
+:mod:`.partitioner` says where a group lives, :mod:`.replicas` which broker's copy of a
+partition to read, :mod:`.replay` and :mod:`.group_loader` rebuild the groups of a partition
+(:mod:`.group_metadata`, :mod:`.consumer_group`, :mod:`.offset_commits`), :mod:`.offsets_topic`
+loads the partitions asked for, and :mod:`.end_offsets` reads where the consumed partitions end.
+Nothing here prints or writes.
+"""

@@ -1,0 +1,147 @@
+"""The ``__consumer_offsets`` topic across the given log dirs: where each group lives, and
+loading the partitions that hold the groups asked for.
+
+The partition count N of ``partitionFor`` is the topic's real partition count. Offline it is
+what the log dirs show: the highest ``__consumer_offsets-{p}`` found, plus one, unless the
+caller knows better (``partition_count``). With the log dirs of only some brokers, partitions
+may be missing; a gap below N is reported (``missing_partitions``), and a group whose
+partition is absent is reported as such rather than looked for in the wrong place.
+
+Each partition is read from one replica (:meth:`LogDirs.choose`). With group ids, only their
+partitions are read, and within them only those groups are decoded. Partitions load in
+parallel processes when there is much to read.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable, Collection
+
+from ..errors import PylogctlError
+from ..format.group_coordinator_records import TOPIC
+from ..storage.log_dir import log_segments
+from .group_loader import LoadedPartition, load_offsets_partition
+from .group_metadata import Group
+from .partitioner import partition_for
+from .replicas import LogDirs, ReplicaChoice
+
+if TYPE_CHECKING:
+    import multiprocessing.context
+
+PARALLEL_MIN_BYTES = 64 << 20  # below this, starting processes costs more than it saves
+
+
+@dataclass
+class GroupsLoad:
+    """Every group found in the partitions read, and how they were read."""
+
+    partition_count: int
+    groups: dict[str, Group] = field(default_factory=dict)
+    partitions: list[LoadedPartition] = field(default_factory=list)
+    replicas: dict[int, ReplicaChoice] = field(default_factory=dict)
+    absent: list[int] = field(default_factory=list)  # partitions asked for, in no log dir
+
+    @property
+    def bytes_read(self) -> int:
+        return sum(p.bytes_read for p in self.partitions)
+
+
+class OffsetsTopic:
+    """``__consumer_offsets`` as the log dirs hold it."""
+
+    def __init__(self, log_dirs: LogDirs, partition_count: int | None = None) -> None:
+        self.log_dirs = log_dirs
+        self.present = log_dirs.partitions(TOPIC)
+        self.given_count = partition_count
+
+    @property
+    def partition_count(self) -> int:
+        """The count given, else the highest partition found plus one (0: no offsets topic)."""
+        if self.given_count is not None:
+            return self.given_count
+        return self.present[-1] + 1 if self.present else 0
+
+    @property
+    def missing_partitions(self) -> list[int]:
+        have = set(self.present)
+        return [p for p in range(self.partition_count) if p not in have]
+
+    def partition_for(self, group_id: str) -> int | None:
+        """The partition holding ``group_id`` (None without an offsets topic)."""
+        n = self.partition_count
+        return partition_for(group_id, n) if n else None
+
+    def load(self, group_ids: Collection[str] | None = None, *,
+             workers: int | None = None) -> GroupsLoad:
+        """Load every partition, or only the partitions (and groups) of ``group_ids``.
+
+        Partitions are independent, so a big load runs in ``workers`` processes (default:
+        one per CPU once there are :data:`PARALLEL_MIN_BYTES` to read; 1 reads in-process).
+        """
+        result = GroupsLoad(self.partition_count)
+        wanted: dict[int, set[str] | None] = {}
+        if group_ids is None:
+            wanted = {p: None for p in self.present if p < self.partition_count}
+        else:
+            for g in group_ids:
+                p = self.partition_for(g)
+                if p is not None:
+                    wanted.setdefault(p, set()).add(g)  # type: ignore[union-attr]
+        tasks = []
+        for partition, groups in sorted(wanted.items()):
+            choice = self.log_dirs.choose(TOPIC, partition)
+            if choice is None:
+                result.absent.append(partition)
+                continue
+            result.replicas[partition] = choice
+            replica = choice.chosen
+            tasks.append(_Task(replica.path, partition, replica.log_start_offset, groups,
+                               self.log_dirs.topic_ids))
+        if workers is None:
+            size = sum(_size(t.path) for t in tasks)
+            workers = (os.cpu_count() or 1) if size >= PARALLEL_MIN_BYTES else 1
+        workers = min(workers, len(tasks))
+        if workers > 1:
+            from concurrent.futures import ProcessPoolExecutor  # only for big loads
+
+            with ProcessPoolExecutor(workers, mp_context=_context()) as pool:
+                # biggest first, so that no worker is left with a big one at the end
+                order = sorted(tasks, key=lambda t: -_size(t.path))
+                loaded = {p.partition: p for p in pool.map(_load, order)}
+            result.partitions = [loaded[t.partition] for t in tasks]
+        else:
+            result.partitions = [_load(t) for t in tasks]
+        for loaded_partition in result.partitions:
+            result.groups.update(loaded_partition.groups)
+        return result
+
+
+@dataclass(frozen=True)
+class _Task:
+    path: str
+    partition: int
+    log_start_offset: int
+    group_ids: set[str] | None
+    topic_name: Callable[[str], str | None]
+
+
+def _load(task: _Task) -> LoadedPartition:
+    return load_offsets_partition(task.path, task.partition,
+                                  log_start_offset=task.log_start_offset,
+                                  group_ids=task.group_ids, topic_name=task.topic_name)
+
+
+def _size(partition_dir: str) -> int:
+    try:
+        return sum(os.path.getsize(p) for _, p in log_segments(partition_dir))
+    except (OSError, PylogctlError):
+        return 0
+
+
+def _context() -> multiprocessing.context.BaseContext:
+    """fork where there is one (workers start at once, with the modules loaded)."""
+    import multiprocessing
+
+    methods = multiprocessing.get_all_start_methods()
+    return multiprocessing.get_context("fork" if "fork" in methods else None)

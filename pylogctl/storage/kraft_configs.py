@@ -1,0 +1,128 @@
+"""The topic and broker configs of a KRaft cluster, replayed from its ``__cluster_metadata`` log.
+
+A KRaft controller records every dynamic config as a ``ConfigRecord`` (apiKey 4: resource type,
+resource name, config name, value; a null value deletes the config) in the metadata log, and
+every so often writes its whole state as a snapshot ``{endOffset:020d}-{epoch:010d}.checkpoint``
+holding what the records below ``endOffset`` built. A broker starts from the latest snapshot and
+replays the log from its end offset, in offset order, so the last write wins; that is done here.
+Resource type TOPIC (2) names a topic; BROKER (4) names a broker id, or ``""`` for the
+cluster-wide default of every broker. A ``RemoveTopicRecord`` (apiKey 9) drops the topic's
+configs too (``ConfigurationsDelta.replay(RemoveTopicRecord, topicName)``).
+
+Offline, the metadata log's high watermark is unknown (the raft layer keeps it in memory), so a
+tail the quorum had not committed yet is replayed as well; a record that does not decode is
+skipped with a note, as kafka-dump-log skips it. ``bootstrap.checkpoint`` holds only features
+and SCRAM credentials, never configs, and is not read.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from ..errors import CorruptRecordError
+from ..format.metadata_records import decode_metadata_record, read_frame_header
+from .file_records import FileRecords
+from .log_dir import list_dir
+from .naming import LOG_SUFFIX, offset_from_file, snapshot_id_from_file
+
+METADATA_PARTITION_DIR = "__cluster_metadata-0"
+TOPIC_RESOURCE = 2  # ConfigResource.Type.TOPIC
+BROKER_RESOURCE = 4  # ConfigResource.Type.BROKER
+TOPIC_RECORD = 2
+CONFIG_RECORD = 4
+REMOVE_TOPIC_RECORD = 9
+_WANTED = (TOPIC_RECORD, CONFIG_RECORD, REMOVE_TOPIC_RECORD)
+
+
+@dataclass(frozen=True)
+class ConfigEntry:
+    """A config value and the record that set it (``file offset N``)."""
+
+    value: str
+    origin: str
+
+
+@dataclass
+class KraftConfigs:
+    """The configs a metadata log's replay ends with."""
+
+    metadata_dir: str
+    topics: dict[str, dict[str, ConfigEntry]] = field(default_factory=dict)
+    brokers: dict[str, dict[str, ConfigEntry]] = field(default_factory=dict)  # "" = default
+    topic_names: dict[str, str] = field(default_factory=dict)  # topic id -> name
+    snapshot: str | None = None  # the snapshot replayed first, if any
+    records: int = 0  # records replayed (snapshot and log)
+    notes: list[str] = field(default_factory=list)
+
+
+def find_metadata_dir(log_dir: str | os.PathLike[str]) -> str | None:
+    """The ``__cluster_metadata-0`` dir of a log dir, if it has one (a KRaft broker's or
+    controller's metadata log dir)."""
+    path = os.path.join(os.fspath(log_dir), METADATA_PARTITION_DIR)
+    return path if os.path.isdir(path) else None
+
+
+def read_kraft_configs(metadata_dir: str | os.PathLike[str]) -> KraftConfigs:
+    """Replay the latest snapshot, then the log from the snapshot's end offset."""
+    metadata_dir = os.path.abspath(os.fspath(metadata_dir))
+    state = KraftConfigs(metadata_dir)
+    snapshots: list[tuple[tuple[int, int], str]] = []
+    segments: list[tuple[int, str]] = []
+    for entry in list_dir(metadata_dir):
+        snapshot_id = snapshot_id_from_file(entry.name)
+        if snapshot_id is not None:
+            snapshots.append((snapshot_id, entry.path))
+        elif entry.name.endswith(LOG_SUFFIX) and entry.name[:20].isdigit():
+            segments.append((offset_from_file(entry.name), entry.path))
+    start = 0
+    if snapshots:
+        (start, _), path = max(snapshots)
+        state.snapshot = path
+        _replay(state, path, 0)
+    for _, path in sorted(segments):
+        _replay(state, path, start)
+    return state
+
+
+def _replay(state: KraftConfigs, path: str, from_offset: int) -> None:
+    name = os.path.join(os.path.basename(os.path.dirname(path)), os.path.basename(path))
+    with FileRecords(path) as records:
+        for batch in records.batches():
+            if batch.is_control or batch.last_offset < from_offset:
+                continue
+            for record in batch.records():
+                if record.offset < from_offset or record.value is None:
+                    continue
+                try:
+                    api_key = read_frame_header(record.value)[0]
+                    if api_key in _WANTED:
+                        _apply(state, decode_metadata_record(record.value).data, api_key,
+                               f"{name} offset {record.offset}")
+                except CorruptRecordError as exc:
+                    state.notes.append(f"{name}: record at offset {record.offset} skipped: "
+                                       f"{exc.message}")
+                    continue
+                state.records += 1
+
+
+def _apply(state: KraftConfigs, data: dict, api_key: int, origin: str) -> None:
+    if api_key == TOPIC_RECORD:
+        state.topic_names[str(data["topicId"])] = data["name"]
+    elif api_key == REMOVE_TOPIC_RECORD:
+        topic = state.topic_names.pop(str(data["topicId"]), None)
+        if topic is not None:
+            state.topics.pop(topic, None)
+    else:
+        kind = data["resourceType"]
+        if kind == TOPIC_RESOURCE:
+            resources = state.topics
+        elif kind == BROKER_RESOURCE:
+            resources = state.brokers
+        else:
+            return  # client quotas, groups, metrics: not log configs
+        configs = resources.setdefault(data["resourceName"], {})
+        if data["value"] is None:
+            configs.pop(data["name"], None)
+        else:
+            configs[data["name"]] = ConfigEntry(data["value"], origin)

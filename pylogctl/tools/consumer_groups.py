@@ -1,0 +1,305 @@
+"""What ``pylogctl consumer-groups`` computes: kafka-consumer-groups.sh's rows, from disk.
+
+Kafka's tool (``ConsumerGroupCommand``, newest trunk) asks the coordinators to describe each
+group and the leaders for end offsets; here both come from the log dirs: the groups from
+``__consumer_offsets`` (:mod:`pylogctl.groups`), the end offsets from the data partitions.
+The rows follow the tool's rules:
+
+- groups in ``TreeMap`` order (Java string order); ``--list`` shows groups whose protocol type
+  is ``consumer`` or none, and KIP-848 groups, as ``Admin.listGroups`` for consumer groups;
+- offsets view: for each member with partitions (most partitions first) a row per partition,
+  sorted by topic then partition, then the committed partitions nobody owns, with ``-`` for
+  owner; LAG is the end offset minus the committed offset, when both are known (topic names
+  are ASCII, so Python's order is Java's there);
+- members view: one row per member, with GROUP-INSTANCE-ID only when a member has one;
+- state view: one row; the coordinator is the offsets partition and the broker holding the
+  replica read, for Kafka's ``host:port  (id)``.
+
+A group that does not exist is ``Dead`` (Kafka's describe answers that for an unknown group);
+one of another protocol type (Connect workers, Schema Registry) is reported as Kafka's Admin
+client reports it. The rows are plain dicts with the camelCase column names (None for ``-``),
+ready for the text, JSON and YAML formatters.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any, Iterable, Sequence
+
+from ..errors import UsageError
+from ..format.group_coordinator_records import TOPIC
+from ..groups.end_offsets import EndOffsets, LagFrom
+from ..groups.group_metadata import Group, GroupState, GroupType
+from ..groups.offset_commits import TopicPartition
+from ..groups.offsets_topic import GroupsLoad, OffsetsTopic
+from ..groups.replicas import LogDirs
+
+VIEWS = ("offsets", "members", "state")
+
+
+def java_order(group_id: str) -> bytes:
+    """Sort key giving Java's ``String.compareTo`` order (UTF-16 code units)."""
+    return group_id.encode("utf-16-be", "surrogatepass")
+
+
+def parse_states(text: str) -> set[str]:
+    """``--state stable,empty``: Kafka's case-insensitive parse and its error."""
+    by_upper = {s.upper(): s for s in GroupState.ALL}
+    states = {by_upper.get(s.strip().upper()) for s in text.split(",")}
+    if None in states:
+        raise UsageError(f"Invalid state list '{text}'. Valid states are: "
+                         f"{', '.join(GroupState.ALL)}")
+    return states  # type: ignore[return-value]
+
+
+def parse_types(text: str) -> set[str]:
+    """``--type classic,consumer``: Kafka's case-insensitive parse and its error."""
+    by_lower = {t.lower(): t for t in GroupType.ALL}
+    types = {by_lower.get(t.strip().lower()) for t in text.split(",")}
+    if None in types:
+        raise UsageError(f"Invalid types list '{text}'. Valid types are: "
+                         f"{', '.join(t.lower() for t in GroupType.ALL)}")
+    return types  # type: ignore[return-value]
+
+
+@dataclass
+class GroupReport:
+    """One group of a describe: its state (None: it does not exist), the rows of the view,
+    and Kafka's message for it (``error`` goes to stdout, as Kafka prints it)."""
+
+    group: str
+    state: str | None
+    rows: list[dict[str, Any]]
+    error: str | None = None
+
+    @property
+    def notice(self) -> str | None:
+        """Kafka's stderr line for an empty or rebalancing group."""
+        if self.error is not None:
+            return None
+        if self.state == GroupState.EMPTY:
+            return f"Consumer group '{self.group}' has no active members."
+        if self.state in GroupState.REBALANCING:
+            return f"Warning: Consumer group '{self.group}' is rebalancing."
+        return None
+
+
+@dataclass
+class Provenance:
+    """Where the answers came from: the lines of the note on stderr, and whether reading met
+    invalid data (exit code 1)."""
+
+    lines: list[str]
+    problem: bool
+
+
+def _size(n: int) -> str:
+    if n < 1024:
+        return f"{n} bytes"
+    scaled, unit = next((n / 1024 ** k, u) for k, u in ((3, "GiB"), (2, "MiB"), (1, "KiB"))
+                        if n >= 1024 ** k)
+    return f"{scaled:.1f} {unit}"
+
+
+MAX_CHOICE_LINES = 10
+
+
+class ConsumerGroups:
+    """The groups of the given log dirs, described as kafka-consumer-groups.sh would."""
+
+    def __init__(self, paths: Sequence[str | os.PathLike[str]], lag_from: LagFrom = "hw",
+                 partition_count: int | None = None) -> None:
+        self.log_dirs = LogDirs(paths)
+        self.topic = OffsetsTopic(self.log_dirs, partition_count)
+        self.end_offsets = EndOffsets(self.log_dirs, lag_from)
+        self.lag_from = lag_from
+        self.load: GroupsLoad | None = None
+
+    def provenance(self, view: str) -> Provenance:
+        """What the last list or describe read, and what the columns of ``view`` (``list``,
+        ``list-states`` or one of :data:`VIEWS`) mean."""
+        load = self.load
+        assert load is not None, "list or describe first"
+        lines = []
+        if not self.topic.present:
+            lines.append(f"no {TOPIC} partitions in the log dirs: no group can be shown")
+        if view != "list":
+            lines.append("as last persisted in __consumer_offsets: states and members are "
+                         "those of the last rebalance written to disk, not live ones")
+        if view == "offsets":
+            lines.append("LOG-END-OFFSET is " + (
+                "each partition's high watermark (replication-offset-checkpoint, at most the "
+                "log end offset)" if self.lag_from == "hw" else
+                "each partition's log end offset (--lag-from leo)"))
+        by_dir: dict[str, int] = {}
+        for choice in sorted(load.replicas.values(), key=lambda c: c.chosen.log_dir):
+            r = choice.chosen
+            name = r.log_dir + ("" if r.broker_id is None else f" (broker {r.broker_id})")
+            by_dir[name] = by_dir.get(name, 0) + 1
+        if self.topic.present:
+            lines.append(f"read {len(load.partitions)} of {load.partition_count} {TOPIC} "
+                         f"partitions ({_size(load.bytes_read)}) from "
+                         + (", ".join(f"{d}: {n}" for d, n in by_dir.items()) or "none"))
+        if self.topic.missing_partitions:
+            counted = ("as given" if self.topic.given_count is not None
+                       else "the highest found plus one")
+            lines.append(f"{TOPIC} partitions {_ranges(self.topic.missing_partitions)} are in "
+                         f"none of the log dirs: groups stored there are not shown, and the "
+                         f"partition count ({load.partition_count}, {counted}) may be wrong; "
+                         f"give every broker's log dir, or --offsets-partitions N")
+        choices = self.log_dirs.choices
+        for c in choices[:MAX_CHOICE_LINES]:
+            lines.append(f"{c.topic}-{c.partition}: read {c.chosen.describe()} ({c.reason}); "
+                         f"not " + "; ".join(o.describe() for o in c.others))
+        if len(choices) > MAX_CHOICE_LINES:
+            lines.append(f"... and {len(choices) - MAX_CHOICE_LINES} more partitions with "
+                         f"replicas in several log dirs (highest leader epoch, then log end "
+                         f"offset, then the first log dir given)")
+        notes = [n for p in load.partitions for n in p.notes]
+        replica_notes = [n for c in self.log_dirs.made
+                         for r in (c.chosen, *c.others) for n in r.notes]
+        problem = (any(n.problem for n in notes) or bool(replica_notes)
+                   or bool(self.log_dirs.notes))
+        lines += [str(n) for n in notes] + replica_notes + self.log_dirs.notes
+        return Provenance(lines, problem)
+
+    def _load(self, group_ids: Iterable[str] | None) -> dict[str, Group]:
+        self.load = self.topic.load(None if group_ids is None else set(group_ids))
+        return self.load.groups
+
+    # -- --list -------------------------------------------------------------------------
+    def list(self, states: set[str] | None = None, types: set[str] | None = None
+             ) -> list[dict[str, Any]]:
+        """``--list``: ``{group, type, state}`` per consumer group, filtered."""
+        rows = []
+        for group in sorted(self._load(None).values(), key=lambda g: java_order(g.group_id)):
+            if not group.is_consumer_group:
+                continue
+            if (states and group.state not in states) or (types and group.group_type not in types):
+                continue
+            rows.append({"group": group.group_id, "type": group.group_type,
+                         "state": group.state})
+        return rows
+
+    # -- --describe ---------------------------------------------------------------------
+    def describe(self, group_ids: Sequence[str] | None, view: str = "offsets",
+                 verbose: bool = False) -> list[GroupReport]:
+        """``--describe`` of ``group_ids`` (None: ``--all-groups``) in one of :data:`VIEWS`."""
+        if view not in VIEWS:
+            raise ValueError(f"view is one of {VIEWS}, not {view!r}")
+        groups = self._load(group_ids)
+        if group_ids is None:
+            ids = [g.group_id for g in groups.values() if g.is_consumer_group]
+        else:
+            ids = list(dict.fromkeys(group_ids))
+        reports = []
+        absent = set(self.load.absent) if self.load else set()
+        for group_id in sorted(ids, key=java_order):
+            group = groups.get(group_id)
+            partition = self.topic.partition_for(group_id)
+            if group is None and partition in absent:
+                reports.append(GroupReport(group_id, None, [], (
+                    f"Consumer group '{group_id}' would be stored in {TOPIC}-{partition}, "
+                    f"which is in none of the log dirs given.")))
+            elif group is None:
+                reports.append(GroupReport(group_id, None, [], f"Consumer group '{group_id}' "
+                                           f"does not exist."))
+            elif not group.is_consumer_group:
+                reports.append(GroupReport(group_id, group.state, [], (
+                    f"Executing consumer group command failed due to GroupId {group_id} is "
+                    f"not a consumer group ({group.protocol_type}).")))
+            else:
+                rows = getattr(self, f"_{view}_rows")(group, verbose)
+                reports.append(GroupReport(group_id, group.state, rows))
+        return reports
+
+    def _offsets_rows(self, group: Group, verbose: bool) -> list[dict[str, Any]]:
+        rows = []
+        assigned: set[TopicPartition] = set()
+        members = sorted((m for m in group.members if m.assignment),
+                         key=lambda m: -len(m.assignment))
+        for m in members:
+            assigned.update(m.assignment)
+            rows += self._partition_rows(group, sorted(m.assignment), verbose,
+                                         m.member_id, m.client_host, m.client_id)
+        unowned = sorted(tp for tp in group.offsets if tp not in assigned)
+        return rows + self._partition_rows(group, unowned, verbose, None, None, None)
+
+    def _partition_rows(self, group: Group, partitions: list[TopicPartition], verbose: bool,
+                        consumer_id: str | None, host: str | None, client_id: str | None
+                        ) -> list[dict[str, Any]]:
+        rows = []
+        end_offset = self.end_offsets.get
+        for tp in partitions:
+            committed = group.offsets.get(tp)
+            # the Admin client hands over a committed -1 (no offset) as none at all
+            offset = None if committed is None or committed.offset == -1 else committed.offset
+            end = end_offset(tp.topic, tp.partition).offset
+            row: dict[str, Any] = {"group": group.group_id, "topic": tp.topic,
+                                   "partition": tp.partition}
+            if verbose:
+                row["leaderEpoch"] = None if committed is None else committed.leader_epoch
+            row.update(currentOffset=offset, logEndOffset=end,
+                       lag=None if offset is None or end is None else end - offset,
+                       consumerId=consumer_id, host=host, clientId=client_id)
+            rows.append(row)
+        return rows
+
+    def _members_rows(self, group: Group, verbose: bool) -> list[dict[str, Any]]:
+        rows = []
+        for m in group.members:
+            row: dict[str, Any] = {"group": group.group_id, "consumerId": m.member_id,
+                                   "groupInstanceId": m.group_instance_id, "host": m.client_host,
+                                   "clientId": m.client_id, "numPartitions": len(m.assignment)}
+            if verbose:
+                row.update(currentEpoch=m.member_epoch,
+                           currentAssignment=assignment_json(m.assignment),
+                           targetEpoch=group.target_assignment_epoch,
+                           targetAssignment=assignment_json(m.target_assignment or ()),
+                           upgraded=m.upgraded)
+            rows.append(row)
+        return rows
+
+    def _state_rows(self, group: Group, verbose: bool) -> list[dict[str, Any]]:
+        choice = self.load.replicas.get(group.coordinator_partition) if self.load else None
+        broker = None if choice is None else choice.chosen.broker_id
+        row: dict[str, Any] = {
+            "group": group.group_id,
+            "coordinator": f"{TOPIC}-{group.coordinator_partition}  "
+                           f"({'-' if broker is None else broker})",
+            "assignmentStrategy": _strategy(group), "state": group.state}
+        if verbose:
+            modern = group.group_type == GroupType.CONSUMER
+            row.update(groupEpoch=group.generation if modern else None,
+                       targetAssignmentEpoch=group.target_assignment_epoch if modern else None)
+        row["numMembers"] = len(group.members)
+        return [row]
+
+
+def _ranges(numbers: list[int]) -> str:
+    """``1, 3-5, 9``."""
+    out: list[str] = []
+    for n in numbers:
+        if out and out[-1].split("-")[-1] == str(n - 1):
+            out[-1] = out[-1].split("-")[0] + f"-{n}"
+        else:
+            out.append(str(n))
+    return ", ".join(out)
+
+
+def _strategy(group: Group) -> str | None:
+    """What DescribeGroups reports as the assignor: a classic group's protocol only while it
+    is Stable (Kafka sends "" otherwise); a KIP-848 group's server assignor."""
+    if group.group_type == GroupType.CLASSIC and group.state != GroupState.STABLE:
+        return None
+    return group.protocol or None
+
+
+def assignment_json(partitions: Iterable[TopicPartition]) -> list[dict[str, Any]]:
+    """``[{topic, partitions}]`` by topic, partitions sorted: the JSON of an assignment."""
+    by_topic: dict[str, list[int]] = {}
+    for tp in partitions:
+        by_topic.setdefault(tp.topic, []).append(tp.partition)
+    return [{"topic": t, "partitions": sorted(ps)} for t, ps in sorted(by_topic.items())]
+

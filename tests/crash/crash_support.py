@@ -1,0 +1,194 @@
+"""The crash harness's pieces: an independent batch walker (the test oracle), checkpoint files,
+the damage the scenarios start from, running the CLI (killed or not), and the checks made after
+every kill.
+
+The oracle reads ``.log`` files with nothing from pylogctl: a batch is ``baseOffset`` (int64),
+``length`` (int32) and ``length`` more bytes; for magic 2 the last offset is the base plus the
+``lastOffsetDelta`` at byte 23. Batches are compared by their bytes (a BLAKE2 digest), which
+covers every record's key, value, headers and timestamp, and the batch CRC.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import struct
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+CRASHPOINT = HERE / "crashpoint.py"
+CLI_BATCH = HERE / "cli_batch.py"
+SEGMENT_NAME = re.compile(r"^(\d{20})\.log$")
+LEFTOVER_SUFFIXES = (".swap", ".cleaned", ".deleted")  # Kafka's loader resolves them
+TEMP_SUFFIX = ".tmp"  # an atomic write's temp file
+KILLED = -9  # subprocess returncode of a process that died of SIGKILL
+
+
+# -- the oracle ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Batch:
+    base: int
+    last: int
+    digest: bytes
+
+
+def segment_logs(part: Path) -> list[tuple[int, Path]]:
+    """``(base offset, path)`` of the partition's ``{base:020d}.log`` files, ascending."""
+    found = ((SEGMENT_NAME.match(p.name), p) for p in part.iterdir())
+    return sorted((int(m.group(1)), p) for m, p in found if m)
+
+
+def read_batches(log: Path, strict: bool) -> list[Batch]:
+    """The whole batches of one ``.log``. ``strict``: anything after the last whole batch, or a
+    batch that is not magic 2, is an error (a recovered log has neither)."""
+    data = log.read_bytes()
+    out, pos = [], 0
+    while pos + 17 <= len(data):
+        base, length = struct.unpack_from(">qi", data, pos)
+        end = pos + 12 + length
+        if length < 14 or end > len(data):
+            break
+        if data[pos + 16] != 2:
+            raise AssertionError(f"{log}: magic {data[pos + 16]} at byte {pos}: the oracle "
+                                 f"reads magic 2 only")
+        last = base + struct.unpack_from(">i", data, pos + 23)[0]
+        out.append(Batch(base, last, hashlib.blake2b(data[pos:end], digest_size=16).digest()))
+        pos = end
+    if strict and pos != len(data):
+        raise AssertionError(f"{log}: {len(data) - pos} bytes after the last whole batch "
+                             f"(byte {pos})")
+    return out
+
+
+def partition_batches(part: Path, strict: bool = False) -> list[Batch]:
+    return [b for _, log in segment_logs(part) for b in read_batches(log, strict)]
+
+
+def log_end(part: Path, batches: list[Batch]) -> int:
+    """The next offset: after the last batch, or the newest segment's base if that is later."""
+    bases = [base for base, _ in segment_logs(part)]
+    return max([batches[-1].last + 1 if batches else 0] + bases)
+
+
+# -- checkpoints --------------------------------------------------------------------------------
+def read_checkpoint(path: Path) -> dict[tuple[str, int], int]:
+    """A log dir's offset checkpoint (version, count, then ``topic partition offset`` lines)."""
+    if not path.exists():
+        return {}
+    lines = path.read_text().split("\n")[2:]
+    out = {}
+    for line in lines:
+        if line.strip():
+            topic, partition, offset = line.split()
+            out[(topic, int(partition))] = int(offset)
+    return out
+
+
+def write_checkpoint_entry(path: Path, topic: str, partition: int, offset: int) -> None:
+    entries = read_checkpoint(path)
+    entries[(topic, partition)] = offset
+    lines = ["0", str(len(entries))] + [f"{t} {p} {o}" for (t, p), o in entries.items()]
+    path.write_text("\n".join(lines) + "\n")
+
+
+def topic_partition(part: Path) -> tuple[str, int]:
+    topic, _, partition = part.name.rpartition("-")
+    return topic, int(partition)
+
+
+def checkpointed(log_dir: Path, part: Path, name: str) -> int | None:
+    return read_checkpoint(log_dir / name).get(topic_partition(part))
+
+
+# -- copies -------------------------------------------------------------------------------------
+def copy_corpus_partition(corpus: Path, log_dir: str, partition: str, dst: Path) -> Path:
+    """``dst/{log_dir}`` holding the corpus log dir's own files and one partition, writable;
+    returns the partition dir."""
+    src = corpus / log_dir
+    target = dst / log_dir
+    target.mkdir(parents=True)
+    for f in src.iterdir():
+        if f.is_file() and f.name != ".lock":
+            shutil.copyfile(f, target / f.name)
+    shutil.copytree(src / partition, target / partition, copy_function=shutil.copyfile)
+    os.chmod(target / partition, 0o755)
+    return target / partition
+
+
+def file_bytes(root: Path) -> dict[str, bytes]:
+    """Every file below ``root`` (relative name -> bytes), the lock file left out."""
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file() and p.name != ".lock"}
+
+
+# -- running the CLI ----------------------------------------------------------------------------
+PYCACHE = {"prefix": None}  # set by conftest.py: one bytecode cache for every child process
+
+
+def cli_env(scratch: Path) -> dict[str, str]:
+    """A fixed hash seed (the same events in every run), ``$TMPDIR`` in ``scratch`` (where a
+    killed rebuild-index leaves its scratch indexes) and, when set, a shared bytecode cache
+    outside the repository: hundreds of children each compiling pylogctl from source would
+    double the suite's time."""
+    scratch.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "PYTHONHASHSEED": "0", "TMPDIR": str(scratch)}
+    if PYCACHE["prefix"] is not None:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(PYCACHE["prefix"])
+    return env
+
+
+def run_cli(args: list[str], scratch: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "pylogctl", *map(str, args)],
+                          capture_output=True, text=True, env=cli_env(scratch), timeout=300)
+
+
+@dataclass(frozen=True)
+class CliResult:
+    code: int
+    out: str
+    err: str
+
+
+def run_cli_batch(commands: list[list], scratch: Path) -> list[CliResult]:
+    """Each command in its own process, forked from one that imported the CLI once
+    (``cli_batch.py``): the same as :func:`run_cli` for each, with one start-up for all."""
+    done = subprocess.run([sys.executable, str(CLI_BATCH),
+                           json.dumps([[str(a) for a in args] for args in commands])],
+                          capture_output=True, text=True, env=cli_env(scratch), timeout=300)
+    results = [CliResult(**json.loads(line)) for line in done.stdout.splitlines()]
+    if done.returncode != 0 or len(results) != len(commands):
+        raise AssertionError(f"cli_batch.py failed ({done.returncode}): {done.stderr}")
+    return results
+
+
+def run_crashpoint(mode: list[str], roots: list[Path], args: list[str],
+                   scratch: Path) -> subprocess.CompletedProcess:
+    under = [a for r in roots for a in ("--under", str(r))]
+    return subprocess.run([sys.executable, str(CRASHPOINT), *mode, *under, "--",
+                           *map(str, args)],
+                          capture_output=True, text=True, env=cli_env(scratch), timeout=300)
+
+
+def count_kill_points(args: list[str], roots: list[Path], scratch: Path) -> tuple[int, list[str]]:
+    """Run the command to its end, counting its mutations: ``(count, trace lines)``."""
+    count_file, trace_file = scratch / "count", scratch / "trace"
+    done = run_crashpoint(["--count", str(count_file), "--trace", str(trace_file)], roots, args,
+                          scratch)
+    if done.returncode != 0:
+        raise AssertionError(f"{args} failed uninterrupted ({done.returncode}): {done.stderr}")
+    return int(count_file.read_text()), trace_file.read_text().splitlines()
+
+
+def spread(count: int, most: int) -> list[int]:
+    """Kill points 1..count: all of them, or ``most`` spread evenly over them (the first and
+    the last included), always the same for the same count."""
+    if count <= most:
+        return list(range(1, count + 1))
+    return sorted({1 + round(i * (count - 1) / (most - 1)) for i in range(most)})
