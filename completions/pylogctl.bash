@@ -6,7 +6,7 @@
 _pylogctl_spec() {
     case $1 in
         '')
-            subs='config dump-segment rebuild-index recover retention sample truncate consumer-groups'
+            subs='config dump-segment rebuild-index recover retention sample truncate consumer-groups compact'
             opts='--version --debug -h --help'
             vopts='' ;;
         'config')
@@ -41,6 +41,10 @@ _pylogctl_spec() {
             subs=''
             opts='--server-config --list --describe --group --all-groups --offsets --members --state --type --verbose --offsets-partitions --lag-from -o --output -h --help'
             vopts='--server-config --group --offsets-partitions --lag-from -o --output' ;;
+        'compact')
+            subs=''
+            opts='--partition --now-ms --config --config-file --execute --backup-dir -o --output -h --help'
+            vopts='--partition --now-ms --config --config-file --backup-dir -o --output' ;;
     esac
 }
 
@@ -62,6 +66,9 @@ _pylogctl_value() {
         'truncate|-o'|'truncate|--output') _pylogctl_words 'text json ndjson yaml' ;;
         'consumer-groups|--server-config') _pylogctl_files ;;
         'consumer-groups|-o'|'consumer-groups|--output') _pylogctl_words 'text json ndjson yaml' ;;
+        'compact|--config-file') _pylogctl_files ;;
+        'compact|--backup-dir') _pylogctl_dirs ;;
+        'compact|-o'|'compact|--output') _pylogctl_words 'text json ndjson yaml' ;;
     esac
     return 0
 }
@@ -85,6 +92,8 @@ _pylogctl_arg() {
             (( $2 >= 0 && $2 < 1 )) && _pylogctl_dirs ;;
         'consumer-groups')
             (( $2 >= 0 )) && _pylogctl_dirs ;;
+        'compact')
+            (( $2 >= 0 )) && _pylogctl_files ;;
     esac
     return 0
 }

@@ -30,6 +30,8 @@ function __pylogctl_path --description 'The pylogctl subcommand typed so far'
                 set path 'pylogctl truncate'
             case 'pylogctl|consumer-groups'
                 set path 'pylogctl consumer-groups'
+            case 'pylogctl|compact'
+                set path 'pylogctl compact'
             case 'pylogctl config|--topic' 'pylogctl config|--config' 'pylogctl config|--config-file' 'pylogctl config|-o' 'pylogctl config|--output'
                 set skip 1
             case 'pylogctl dump-segment|--files' 'pylogctl dump-segment|--max-bytes' 'pylogctl dump-segment|--key-decoder' 'pylogctl dump-segment|--value-decoder' 'pylogctl dump-segment|--max-message-size' 'pylogctl dump-segment|-o' 'pylogctl dump-segment|--output'
@@ -43,6 +45,8 @@ function __pylogctl_path --description 'The pylogctl subcommand typed so far'
             case 'pylogctl truncate|--to-offset' 'pylogctl truncate|--start-at' 'pylogctl truncate|--log-start-offset' 'pylogctl truncate|--backup-dir' 'pylogctl truncate|-o' 'pylogctl truncate|--output'
                 set skip 1
             case 'pylogctl consumer-groups|--server-config' 'pylogctl consumer-groups|--group' 'pylogctl consumer-groups|--offsets-partitions' 'pylogctl consumer-groups|--lag-from' 'pylogctl consumer-groups|-o' 'pylogctl consumer-groups|--output'
+                set skip 1
+            case 'pylogctl compact|--partition' 'pylogctl compact|--now-ms' 'pylogctl compact|--config' 'pylogctl compact|--config-file' 'pylogctl compact|--backup-dir' 'pylogctl compact|-o' 'pylogctl compact|--output'
                 set skip 1
         end
     end
@@ -62,6 +66,7 @@ complete -c pylogctl -n '__pylogctl_at pylogctl' -f -a 'retention' -d 'Delete ol
 complete -c pylogctl -n '__pylogctl_at pylogctl' -f -a 'sample' -d 'Write a sample Kafka log dir (every codec, headers, a transaction) with pylogctl\'s writer.'
 complete -c pylogctl -n '__pylogctl_at pylogctl' -f -a 'truncate' -d 'Truncate one partition offline, as Kafka does when a replica diverges from its leader.'
 complete -c pylogctl -n '__pylogctl_at pylogctl' -f -a 'consumer-groups' -d 'List and describe consumer groups from the broker\'s files, like kafka-consumer-groups.sh.'
+complete -c pylogctl -n '__pylogctl_at pylogctl' -f -a 'compact' -d 'Compact Kafka logs offline, as the broker\'s log cleaner does.'
 complete -c pylogctl -n '__pylogctl_at pylogctl' -l version -f -d 'Show the version and exit.'
 complete -c pylogctl -n '__pylogctl_at pylogctl' -l debug -f -d 'Show tracebacks for errors.'
 complete -c pylogctl -n '__pylogctl_at pylogctl' -s h -l help -f -d 'Show this message and exit.'
@@ -136,3 +141,12 @@ complete -c pylogctl -n '__pylogctl_at pylogctl consumer-groups' -l lag-from -r 
 complete -c pylogctl -n '__pylogctl_at pylogctl consumer-groups' -s o -l output -r -f -a 'text json ndjson yaml' -d 'text: kafka-consumer-groups.sh\'s output; json, ndjson, yaml: the rows. [default: text]'
 complete -c pylogctl -n '__pylogctl_at pylogctl consumer-groups' -s h -l help -f -d 'Show this message and exit.'
 complete -c pylogctl -n '__pylogctl_at pylogctl consumer-groups' -f -a '(__fish_complete_directories (commandline -ct))'
+complete -c pylogctl -n '__pylogctl_at pylogctl compact' -l partition -r -f -d 'Clean this partition (repeatable), whatever its cleanup.policy and dirty ratio; only these are considered.'
+complete -c pylogctl -n '__pylogctl_at pylogctl compact' -l now-ms -r -f -d 'The time the cleaner runs at, in ms since the epoch (delete horizons, compaction lags, producer expiry); default: now.'
+complete -c pylogctl -n '__pylogctl_at pylogctl compact' -l config -r -f -d 'A topic config (or a broker synonym such as log.retention.hours) that beats every other source; repeatable.'
+complete -c pylogctl -n '__pylogctl_at pylogctl compact' -l config-file -r -F -d 'A properties file: topic config names override the metadata log; broker-level names (a server.properties) are broker defaults.'
+complete -c pylogctl -n '__pylogctl_at pylogctl compact' -l execute -f -d 'Clean (without it: print the plan and change nothing).'
+complete -c pylogctl -n '__pylogctl_at pylogctl compact' -l backup-dir -r -f -a '(__fish_complete_directories (commandline -ct))' -d 'With --execute: keep a copy of every file changed or deleted under DIR, which mirrors the log dir (an existing copy is kept: it is older).'
+complete -c pylogctl -n '__pylogctl_at pylogctl compact' -s o -l output -r -f -a 'text json ndjson yaml' -d 'text; json (one object per partition); ndjson (one cleaning round per line); yaml. [default: text]'
+complete -c pylogctl -n '__pylogctl_at pylogctl compact' -s h -l help -f -d 'Show this message and exit.'
+complete -c pylogctl -n '__pylogctl_at pylogctl compact' -F

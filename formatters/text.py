@@ -13,6 +13,7 @@ from typing import Any, Callable, Iterable, TextIO
 from pylogctl.format import jackson
 from . import Section
 from .config_text import render_topic_config
+from .compact_text import render_compact
 from .log_dir_table import render_log_dir_summary
 from .rebuild_index_text import render_rebuild_index
 from .recover_text import render_recover
@@ -205,6 +206,7 @@ RENDERERS: dict[str, Callable[[Section, TextIO], None]] = {
     "rebuild-index": render_rebuild_index,
     "recover": render_recover,
     "truncate": render_truncate,
+    "compact": render_compact,
     "topic-config": render_topic_config,
     "retention": render_retention,
 }

@@ -57,6 +57,7 @@ def _register() -> None:
     from . import (config, dump_segment, rebuild_index, recover, retention,  # noqa: F401
                    sample, truncate)
     from . import consumer_groups  # noqa: F401
+    from . import compact  # noqa: F401
 
 
 _register()

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..errors import PylogctlError
+from ..format.control import ControlRecordType, parse_control_key
 from ..format.log_stream import AnyBatch
 from ..storage.file_records import FileRecords
 from ..storage.files import read_bytes
@@ -133,9 +134,7 @@ def _judge(kind: IndexKind, raw: bytes, old: list[Any], new: list[Any], log: Fil
     partial = len(raw) % size
     if kind == "txn-index":
         if old != new:
-            raise _Corrupt(f"it lists {len(old)} aborted transactions where the log implies "
-                           f"{len(new)}, or other ones: read_committed consumers would drop or "
-                           f"keep the wrong records")
+            return _judge_txn_index(old, new, log, valid_bytes)
         return (f"the same {len(old)} entries and a partial one ({partial} bytes) at the end, "
                 f"which Kafka's reader ignores")
     if partial:
@@ -150,6 +149,59 @@ def _judge(kind: IndexKind, raw: bytes, old: list[Any], new: list[Any], log: Fil
         return _judge_offset_index(old, new, log, valid_bytes)
     with OffsetIndex(replace_suffix(rebuilt, TIME_INDEX_SUFFIX, INDEX_SUFFIX)) as offsets:
         return _judge_time_index(old, new, log, offsets)
+
+
+def _judge_txn_index(old: list[AbortedTxn], new: list[AbortedTxn], log: FileRecords,
+                     valid_bytes: int) -> str:
+    """A compacted segment's ``.txnindex`` as Kafka's log cleaner writes it: the entry of every
+    aborted transaction whose ABORT marker it keeps, with the original first offset and last
+    stable offset, although the transaction's data may be gone (``CleanedTransactionMetadata``).
+    A rebuild only finds the transactions that still have a batch. Benign when every entry the
+    rebuild finds is listed (same producer and marker), every other entry names an ABORT marker
+    of its producer in the segment, and read_committed consumers drop the same batches."""
+    def why() -> str:
+        return (f"it lists {len(old)} aborted transactions where the log implies {len(new)}, or "
+                f"other ones: read_committed consumers would drop or keep the wrong records")
+
+    listed = {(t.producer_id, t.last_offset) for t in old}
+    if any((t.producer_id, t.last_offset) not in listed for t in new):
+        raise _Corrupt(why())
+    markers, data = set(), []
+    for batch in log.batches():
+        if batch.position >= valid_bytes or batch.magic < 2:
+            continue
+        if batch.is_control:
+            records = batch.records()
+            if records and _control_type(records[0].key) == ControlRecordType.ABORT:
+                markers.add((batch.producer_id, batch.base_offset))
+        elif batch.is_transactional and batch.records_count:
+            data.append(batch)
+    if not listed <= markers:
+        raise _Corrupt(why())
+
+    def by_producer(entries: list[AbortedTxn]) -> dict[int, list[AbortedTxn]]:
+        out: dict[int, list[AbortedTxn]] = {}
+        for t in entries:
+            out.setdefault(t.producer_id, []).append(t)
+        return out
+
+    def aborted(entries: dict[int, list[AbortedTxn]], batch: AnyBatch) -> bool:
+        return any(t.first_offset <= batch.last_offset and batch.base_offset <= t.last_offset
+                   for t in entries.get(batch.producer_id, ()))
+
+    old_by, new_by = by_producer(old), by_producer(new)
+    if any(aborted(old_by, b) != aborted(new_by, b) for b in data):
+        raise _Corrupt(why())
+    return (f"{len(old)} entries where a rebuild finds {len(new)}: the log cleaner keeps the "
+            f"entry of each ABORT marker it keeps, with its original offsets, after the "
+            f"transaction's data is gone; read_committed consumers drop the same batches")
+
+
+def _control_type(key: bytes | None) -> ControlRecordType:
+    try:
+        return ControlRecordType.from_id(parse_control_key(key)[1])
+    except PylogctlError:
+        return ControlRecordType.UNKNOWN
 
 
 def _zero_tail(raw: bytes, size: int) -> int | None:
