@@ -27,7 +27,8 @@ from crash_checks import check_state, recover
 from crash_support import (KILLED, Batch, copy_corpus_partition, count_kill_points,
                            partition_batches, run_cli, run_crashpoint, segment_logs, spread)
 
-MAX_KILLS_PER_SCENARIO = 16
+MAX_KILLS_PER_SCENARIO = 40
+KILLS_WANTED = 80  # with test_crash_retention.py's 120: the 200 the issue asks
 WORKERS = 2
 NOW = str(BASE_TS + DAY)
 
@@ -160,3 +161,10 @@ def test_segment_layouts(prepared):
         run_cli(p.scenario.args(log_dir, work / "backup"), work / "tmp")
     part = work / "logs" / p.log_dir_name / p.scenario.partition
     assert [base for base, _ in segment_logs(part)] == [0, 90934]
+
+
+@pytest.mark.corpus
+def test_enough_kill_points_are_exercised(prepared):
+    """The issue asks for at least 200 kills of compact and retention together; this file's
+    share must not shrink silently."""
+    assert sum(len(p.kill_at) for p in prepared.values()) >= KILLS_WANTED
