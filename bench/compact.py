@@ -42,27 +42,24 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import mmap
 import os
 import platform
 import random
 import resource
 import shutil
-import struct
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from workload import (BASE_TIMESTAMP, KEY_FORMAT, RECORDS_PER_BATCH, producer_batch,
-                      pylogctl_command, value_pool, verdict)
+from workload import (BASE_TIMESTAMP, KEY_FORMAT, RECORDS_PER_BATCH, crc_floor, producer_batch,
+                      pylogctl_command, value_pool, verdict, warm_page_cache)
 
 PARTITION = "bench-0"
 NOW_MS = BASE_TIMESTAMP + 86_400_000
 TARGET_MBPS = 100.0
 TARGET_RATIO = 4.0
 CONFIG = ["--config", "cleanup.policy=compact"]
-_HEADER = struct.Struct(">qiibI")
 
 
 # -- building the partition ----------------------------------------------------------------
@@ -115,14 +112,6 @@ def segment_logs(log_dir: Path) -> list[str]:
     return sorted(str(p) for p in (log_dir / PARTITION).glob("*.log") if p.stat().st_size)
 
 
-def warm_page_cache(paths: list[str]) -> None:
-    buf = bytearray(8 << 20)
-    for path in paths:
-        with open(path, "rb", buffering=0) as f:
-            while f.readinto(buf):
-                pass
-
-
 # -- what the child processes time -----------------------------------------------------------
 
 def _read_files(logs: list[str]) -> int:
@@ -132,24 +121,6 @@ def _read_files(logs: list[str]) -> int:
         with open(path, "rb", buffering=0) as f:
             while (got := f.readinto(buf)):
                 n += got
-    return n
-
-
-def _crc_batches(logs: list[str]) -> int:
-    import crc32c
-
-    crc, unpack, n = crc32c.crc32c, _HEADER.unpack_from, 0
-    for path in logs:
-        with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
-            view = memoryview(m)
-            pos, end = 0, len(m)
-            while pos + 17 <= end:
-                _, length, _, _, stored = unpack(view, pos)
-                if crc(view[pos + 21:pos + 12 + length]) != stored:
-                    raise SystemExit(f"bench: CRC mismatch in {path} at {pos}")
-                pos += 12 + length
-                n += 1
-            view.release()
     return n
 
 
@@ -187,7 +158,7 @@ def worker(kind: str, pristine: str, scratch: str, repeat: int, profile: bool) -
             shutil.copytree(pristine, scratch)
             warm_page_cache(segment_logs(Path(scratch)))
             target = scratch
-        fn = {"read": lambda: _read_files(logs), "crc": lambda: _crc_batches(logs),
+        fn = {"read": lambda: _read_files(logs), "crc": lambda: crc_floor(logs),
               "decode": lambda: _decode_records(logs),
               "compact": lambda: _compact(target, True),
               "plan": lambda: _compact(target, False)}[kind]

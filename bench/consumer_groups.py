@@ -43,7 +43,6 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import mmap
 import os
 import platform
 import random
@@ -54,7 +53,7 @@ import sys
 import time
 from pathlib import Path
 
-from workload import BASE_TIMESTAMP, pylogctl_command, verdict
+from workload import BASE_TIMESTAMP, crc_floor, pylogctl_command, verdict
 
 OFFSETS_PARTITIONS = 50
 TOPICS = [f"topic-{i:02d}" for i in range(40)]
@@ -64,7 +63,6 @@ TXN_SHARE, EMPTY_SHARE, DELETED_SHARE = 0.02, 0.10, 0.02
 ALL_GROUPS_TARGET, ONE_GROUP_TARGET = 5.0, 0.5
 ROUND_MS = 5000
 _VALUE_V3 = struct.Struct(">hqihq")  # version, offset, leader epoch, "" metadata, timestamp
-_HEADER = struct.Struct(">qiibI")
 
 
 # -- the workload ----------------------------------------------------------------------------
@@ -294,24 +292,6 @@ def _read(log_dir: str) -> int:
     return n
 
 
-def _crc_floor(log_dir: str) -> int:
-    import crc32c
-
-    n = 0
-    for path in _logs(log_dir):
-        with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
-            view = memoryview(m)
-            pos, end = 0, len(m)
-            while pos + 17 <= end:
-                _, length, _, _, stored = _HEADER.unpack_from(view, pos)
-                if crc32c.crc32c(view[pos + 21:pos + 12 + length]) != stored:
-                    raise SystemExit(f"bench: CRC mismatch in {path} at {pos}")
-                pos += 12 + length
-                n += 1
-            view.release()
-    return n
-
-
 def _kafka_python(log_dir: str, sample: int) -> int:
     from kafka.record import MemoryRecords
 
@@ -348,7 +328,7 @@ def _cpu() -> float:
 
 
 def worker(kind: str, log_dir: str, repeat: int, sample: int) -> None:
-    fn = {"read": _read, "crc": _crc_floor, "kafka-python": _kafka_python,
+    fn = {"read": _read, "crc": lambda d: crc_floor(_logs(d)), "kafka-python": _kafka_python,
           "library": _library, "library-sample": _library_sample}[kind]
     runs, count = [], 0
     for _ in range(repeat):

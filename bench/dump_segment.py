@@ -51,7 +51,7 @@ import time
 from pathlib import Path
 
 from workload import (BASE_TIMESTAMP, RECORDS_PER_BATCH, producer_batch, pylogctl_command,
-                      value_pool, verdict)
+                      value_pool, verdict, warm_page_cache)
 
 SEGMENT_NAME = "00000000000000000000.log"
 SHALLOW_TARGET = 3.0  # shallow dump wall time <= 3x cat
@@ -102,13 +102,6 @@ def verify_segment(path: Path, batches: int, records: int) -> None:
     if (seen, expected) != (batches, records):
         raise SystemExit(f"bench: aiokafka saw {seen} batches / {expected} records, "
                          f"expected {batches} / {records}")
-
-
-def warm_page_cache(path: Path) -> None:
-    buf = bytearray(8 << 20)
-    with open(path, "rb", buffering=0) as f:
-        while f.readinto(buf):
-            pass
 
 
 # -- what the child processes time ---------------------------------------------------------------
@@ -298,7 +291,7 @@ def _run(seg: Path, args) -> int:
           f"{info['with_headers']:.0%} with 2 headers; built in {built:.1f} s", flush=True)
     verify_segment(seg, batches, records)
     print("  verified with aiokafka: every batch CRC valid, offsets consecutive", flush=True)
-    warm_page_cache(seg)
+    warm_page_cache([seg])
 
     cli = pylogctl_command()
     print(f"Measuring (best of {repeat}) ...", flush=True)

@@ -51,21 +51,19 @@ import os
 import platform
 import random
 import shutil
-import struct
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from workload import (BASE_TIMESTAMP, RECORDS_PER_BATCH, producer_batch, pylogctl_command,
-                      value_pool, verdict)
+from workload import (BASE_TIMESTAMP, RECORDS_PER_BATCH, crc_floor, producer_batch,
+                      pylogctl_command, value_pool, verdict, warm_page_cache)
 
 PARTITION = "bench-0"
 TXN_PRODUCER_ID = 5000
 TXN_EVERY = 500  # batches between transactions of the transactional producer
 TARGET = 2.0  # rebuild wall time <= 2x the floor
 INDEX_SUFFIXES = (".index", ".timeindex", ".txnindex")
-_HEADER = struct.Struct(">qiibI")  # baseOffset, length, partitionLeaderEpoch, magic, crc
 
 
 # -- building the partition ----------------------------------------------------------------
@@ -117,14 +115,6 @@ def build_partition(part: Path, size_bytes: int, segment_bytes: int,
             "aborted": aborted}
 
 
-def warm_page_cache(paths: list[Path]) -> None:
-    buf = bytearray(8 << 20)
-    for path in paths:
-        with open(path, "rb", buffering=0) as f:
-            while f.readinto(buf):
-                pass
-
-
 def delete_indexes(part: Path) -> None:
     for p in part.iterdir():
         if p.suffix in INDEX_SUFFIXES or p.name.endswith(".tmp"):
@@ -132,27 +122,6 @@ def delete_indexes(part: Path) -> None:
 
 
 # -- what the child processes time -----------------------------------------------------------
-
-def _floor_batches(logs: list[str]) -> int:
-    """Every batch's CRC-32C over its CRC-covered bytes, in a plain Python header loop."""
-    import crc32c
-
-    crc = crc32c.crc32c
-    unpack = _HEADER.unpack_from
-    n = 0
-    for path in logs:
-        with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
-            view = memoryview(m)
-            pos, end = 0, len(m)
-            while pos + 17 <= end:
-                _, length, _, _, stored = unpack(view, pos)
-                if crc(view[pos + 21:pos + 12 + length]) != stored:
-                    raise SystemExit(f"bench: CRC mismatch in {path} at {pos}")
-                pos += 12 + length
-                n += 1
-            view.release()
-    return n
-
 
 def _floor_files(logs: list[str]) -> int:
     import crc32c
@@ -195,7 +164,7 @@ def _rebuild(logs: list[str]) -> int:
 def worker(kind: str, part: str, repeat: int) -> None:
     """Child process: time ``kind`` best-of-``repeat`` and print one JSON line."""
     logs = sorted(str(p) for p in Path(part).glob("*.log"))
-    fn = {"floor": lambda: _floor_batches(logs), "floor-file": lambda: _floor_files(logs),
+    fn = {"floor": lambda: crc_floor(logs), "floor-file": lambda: _floor_files(logs),
           "recover": lambda: _recover(logs, False), "recover-ps": lambda: _recover(logs, True),
           "rebuild": lambda: _rebuild(logs)}[kind]
     times = []

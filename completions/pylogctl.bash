@@ -6,13 +6,21 @@
 _pylogctl_spec() {
     case $1 in
         '')
-            subs='config dump-segment rebuild-index recover retention sample truncate consumer-groups compact'
+            subs='config compact consumer-groups dump-segment rebuild-index recover retention sample truncate'
             opts='--version --debug -h --help'
             vopts='' ;;
         'config')
             subs=''
             opts='--topic --config --config-file -o --output -h --help'
             vopts='--topic --config --config-file -o --output' ;;
+        'compact')
+            subs=''
+            opts='--partition --now-ms --config --config-file --execute --backup-dir -o --output -h --help'
+            vopts='--partition --now-ms --config --config-file --backup-dir -o --output' ;;
+        'consumer-groups')
+            subs=''
+            opts='--server-config --list --describe --group --all-groups --offsets --members --state --type --verbose --offsets-partitions --lag-from -o --output -h --help'
+            vopts='--server-config --group --offsets-partitions --lag-from -o --output' ;;
         'dump-segment')
             subs=''
             opts='--files --deep-iteration --print-data-log --skip-record-metadata --max-bytes --key-decoder --value-decoder --verify-index-only --index-sanity-check --max-message-size --offsets-decoder --transaction-log-decoder --cluster-metadata-decoder --legacy-format -o --output -h --help'
@@ -37,14 +45,6 @@ _pylogctl_spec() {
             subs=''
             opts='--to-offset --start-at --log-start-offset --execute --backup-dir -o --output -h --help'
             vopts='--to-offset --start-at --log-start-offset --backup-dir -o --output' ;;
-        'consumer-groups')
-            subs=''
-            opts='--server-config --list --describe --group --all-groups --offsets --members --state --type --verbose --offsets-partitions --lag-from -o --output -h --help'
-            vopts='--server-config --group --offsets-partitions --lag-from -o --output' ;;
-        'compact')
-            subs=''
-            opts='--partition --now-ms --config --config-file --execute --backup-dir -o --output -h --help'
-            vopts='--partition --now-ms --config --config-file --backup-dir -o --output' ;;
     esac
 }
 
@@ -53,6 +53,11 @@ _pylogctl_value() {
     case "$1|$2" in
         'config|--config-file') _pylogctl_files ;;
         'config|-o'|'config|--output') _pylogctl_words 'text json ndjson yaml' ;;
+        'compact|--config-file') _pylogctl_files ;;
+        'compact|--backup-dir') _pylogctl_dirs ;;
+        'compact|-o'|'compact|--output') _pylogctl_words 'text json ndjson yaml' ;;
+        'consumer-groups|--server-config') _pylogctl_files ;;
+        'consumer-groups|-o'|'consumer-groups|--output') _pylogctl_words 'text json ndjson yaml' ;;
         'dump-segment|--files') _pylogctl_files ;;
         'dump-segment|-o'|'dump-segment|--output') _pylogctl_words 'text json ndjson yaml' ;;
         'rebuild-index|--backup-dir') _pylogctl_dirs ;;
@@ -64,11 +69,6 @@ _pylogctl_value() {
         'retention|-o'|'retention|--output') _pylogctl_words 'text json ndjson yaml' ;;
         'truncate|--backup-dir') _pylogctl_dirs ;;
         'truncate|-o'|'truncate|--output') _pylogctl_words 'text json ndjson yaml' ;;
-        'consumer-groups|--server-config') _pylogctl_files ;;
-        'consumer-groups|-o'|'consumer-groups|--output') _pylogctl_words 'text json ndjson yaml' ;;
-        'compact|--config-file') _pylogctl_files ;;
-        'compact|--backup-dir') _pylogctl_dirs ;;
-        'compact|-o'|'compact|--output') _pylogctl_words 'text json ndjson yaml' ;;
     esac
     return 0
 }
@@ -78,6 +78,10 @@ _pylogctl_arg() {
     case $1 in
         'config')
             (( $2 >= 0 )) && _pylogctl_files ;;
+        'compact')
+            (( $2 >= 0 )) && _pylogctl_files ;;
+        'consumer-groups')
+            (( $2 >= 0 )) && _pylogctl_dirs ;;
         'dump-segment')
             (( $2 >= 0 )) && _pylogctl_files ;;
         'rebuild-index')
@@ -90,10 +94,6 @@ _pylogctl_arg() {
             (( $2 >= 0 && $2 < 1 )) && _pylogctl_dirs ;;
         'truncate')
             (( $2 >= 0 && $2 < 1 )) && _pylogctl_dirs ;;
-        'consumer-groups')
-            (( $2 >= 0 )) && _pylogctl_dirs ;;
-        'compact')
-            (( $2 >= 0 )) && _pylogctl_files ;;
     esac
     return 0
 }

@@ -54,10 +54,8 @@ def _root(
 
 def _register() -> None:
     # each module adds its command to ``app``
-    from . import (config, dump_segment, rebuild_index, recover, retention,  # noqa: F401
-                   sample, truncate)
-    from . import consumer_groups  # noqa: F401
-    from . import compact  # noqa: F401
+    from . import (compact, config, consumer_groups, dump_segment,  # noqa: F401
+                   rebuild_index, recover, retention, sample, truncate)
 
 
 _register()

@@ -107,28 +107,12 @@ rs_reserve(RsPacked *b, Py_ssize_t size)
     return 0;
 }
 
-/* int64 from an exact int, or 0 (no error set) when it is anything else or too large. */
-static int
-rs_int64(PyObject *obj, int64_t *out)
-{
-    if (!PyLong_CheckExact(obj))
-        return 0;
-    int overflow = 0;
-    long long v = PyLong_AsLongLongAndOverflow(obj, &overflow);
-    if (overflow || (v == -1 && PyErr_Occurred())) {
-        PyErr_Clear();
-        return 0;
-    }
-    *out = (int64_t)v;
-    return 1;
-}
-
-/* Like rs_int64, None giving *present = 0. */
+/* Like as_int64 (_speedups.c), None giving *present = 0. */
 static int
 rs_opt_int64(PyObject *obj, int64_t *out, int *present)
 {
     *present = obj != Py_None;
-    return obj == Py_None || rs_int64(obj, out);
+    return obj == Py_None || as_int64(obj, out);
 }
 
 PyDoc_STRVAR(scan_recovery_doc,
@@ -162,15 +146,15 @@ scan_recovery(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     int64_t producer_mode;
     int oi_has_last, ti_has_last;
     PyObject *producer_ids = args[16];
-    if (!rs_int64(args[1], &position) || !rs_int64(args[2], &limit)
-            || !rs_int64(args[3], &end) || !rs_int64(args[4], &base)
-            || !rs_int64(args[5], &interval) || !rs_int64(args[6], &last_index_entry)
-            || !rs_int64(args[7], &max_ts) || !rs_int64(args[8], &max_ts_offset)
-            || !rs_opt_int64(args[9], &oi_last, &oi_has_last) || !rs_int64(args[10], &oi_room)
-            || !rs_int64(args[11], &ti_last_ts)
+    if (!as_int64(args[1], &position) || !as_int64(args[2], &limit)
+            || !as_int64(args[3], &end) || !as_int64(args[4], &base)
+            || !as_int64(args[5], &interval) || !as_int64(args[6], &last_index_entry)
+            || !as_int64(args[7], &max_ts) || !as_int64(args[8], &max_ts_offset)
+            || !rs_opt_int64(args[9], &oi_last, &oi_has_last) || !as_int64(args[10], &oi_room)
+            || !as_int64(args[11], &ti_last_ts)
             || !rs_opt_int64(args[12], &ti_last_offset, &ti_has_last)
-            || !rs_int64(args[13], &ti_room) || !rs_int64(args[14], &epoch_above)
-            || !rs_int64(args[15], &producer_mode))
+            || !as_int64(args[13], &ti_room) || !as_int64(args[14], &epoch_above)
+            || !as_int64(args[15], &producer_mode))
         Py_RETURN_NOTIMPLEMENTED;
     if (producer_mode < RS_PRODUCERS_NONE || producer_mode > RS_PRODUCERS_FILTERED) {
         PyErr_SetString(PyExc_ValueError, "producer_mode must be 0, 1 or 2");

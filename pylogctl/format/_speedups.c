@@ -322,6 +322,38 @@ advance(Py_ssize_t end, Py_ssize_t pos, int64_t n)
     return (n > end - pos) ? end + 1 : pos + (Py_ssize_t)n;
 }
 
+/*
+ * A record's key or value: data[pos] must exist (IndexError), then a varint size and that many
+ * bytes, -1 giving None. Returns 0 with *out (a new reference) and *ppos set, -1 with an
+ * exception set, 1 for "hand over to Python" (as read_varint).
+ */
+static int
+read_nullable_bytes(const unsigned char *d, Py_ssize_t end, Py_ssize_t *ppos, Py_ssize_t start,
+                    const char *what, PyObject **out)
+{
+    Py_ssize_t pos = *ppos;
+    int64_t n = 0;
+    int rc;
+    if (pos >= end)
+        return raise_structure(start);
+    if ((rc = read_varint(d, end, &pos, 5, &n)) != 0)
+        return rc;
+    if (n >= 0) {
+        if ((*out = slice(d, end, pos, n)) == NULL)
+            return -1;
+        pos = advance(end, pos, n);
+    }
+    else if (n == -1) {
+        *out = Py_NewRef(Py_None);
+    }
+    else {
+        return raise_corrupt(pos, "Found invalid record structure: %s size %lld", what,
+                             (long long)n);
+    }
+    *ppos = pos;
+    return 0;
+}
+
 PyDoc_STRVAR(decode_records_doc,
 "decode_records(data, count, base_offset, base_timestamp, base_sequence, log_append_time,\n"
 "               record_class, header_class)\n"
@@ -363,7 +395,7 @@ decode_records(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     int rc;
     PyObject *key = NULL, *value = NULL, *headers = NULL;
     for (int64_t i = 0; i < count; i++) {
-        int64_t size = 0, ts_delta = 0, off_delta = 0, n = 0;
+        int64_t size = 0, ts_delta = 0, off_delta = 0;
         /* if pos >= end: raise ...premature EOF reached (at pos) */
         if (pos >= end) {
             raise_corrupt(pos, "Incorrect declared batch size, premature EOF reached");
@@ -399,46 +431,11 @@ decode_records(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         }
         if ((rc = read_varint(d, end, &pos, 5, &off_delta)) != 0)
             goto loop_stop;
-        /* key */
-        if (pos >= end) {
-            raise_structure(start);
-            goto loop_error;
-        }
-        if ((rc = read_varint(d, end, &pos, 5, &n)) != 0)
+        /* key, then value (pos may now be past the end: data[pos] raises IndexError) */
+        if ((rc = read_nullable_bytes(d, end, &pos, start, "key", &key)) != 0)
             goto loop_stop;
-        if (n >= 0) {
-            key = slice(d, end, pos, n);
-            if (key == NULL)
-                goto loop_error;
-            pos = advance(end, pos, n);
-        }
-        else if (n == -1) {
-            key = Py_NewRef(Py_None);
-        }
-        else {
-            raise_corrupt(pos, "Found invalid record structure: key size %lld", (long long)n);
-            goto loop_error;
-        }
-        /* value (pos may now be past the end: data[pos] raises IndexError) */
-        if (pos >= end) {
-            raise_structure(start);
-            goto loop_error;
-        }
-        if ((rc = read_varint(d, end, &pos, 5, &n)) != 0)
+        if ((rc = read_nullable_bytes(d, end, &pos, start, "value", &value)) != 0)
             goto loop_stop;
-        if (n >= 0) {
-            value = slice(d, end, pos, n);
-            if (value == NULL)
-                goto loop_error;
-            pos = advance(end, pos, n);
-        }
-        else if (n == -1) {
-            value = Py_NewRef(Py_None);
-        }
-        else {
-            raise_corrupt(pos, "Found invalid record structure: value size %lld", (long long)n);
-            goto loop_error;
-        }
         /* headers: b = data[pos]; 0 -> (), else _read_headers(data, pos) */
         if (pos >= end) {
             raise_structure(start);

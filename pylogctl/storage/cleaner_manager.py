@@ -98,4 +98,4 @@ def write_checkpoint(log_dir: LogDir, update: CheckpointUpdate,
     """Write one cleaner checkpoint entry (the caller holds the log dir's lock); returns notes.
     Goes through :class:`LogDir`'s checkpoint writer, which rewrites only that entry."""
     backup = None if backup_dir is None else Backup(backup_dir, log_dir.path)
-    return log_dir._write([update], backup)
+    return log_dir.write_checkpoint_updates([update], backup)

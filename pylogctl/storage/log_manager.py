@@ -288,7 +288,7 @@ class LogDir:
                     results.append(apply_load(plan, backup_dir=backup_dir, lock=lock))
                     updates += now.checkpoint_updates(plan)
             finally:
-                notes = now._write(updates, backup)
+                notes = now.write_checkpoint_updates(updates, backup)
                 self.checkpoints = now.checkpoints
         saved = [b for r in results for b in r.backups] + (backup.saved if backup else [])
         return RecoveryResult(tuple(results), tuple(updates), tuple(dict.fromkeys(saved)),
@@ -312,7 +312,7 @@ class LogDir:
                  lock: LogDirLock | None = None) -> TruncationOutcome:
         """Load the partition (as a broker would) and truncate it so that it ends before
         ``offset``; a target below the first segment starts the log over there."""
-        return TruncationOutcome(*self._with_log(entry, config, backup_dir, lock,
+        return TruncationOutcome(*self.with_loaded_log(entry, config, backup_dir, lock,
                                                  lambda log, _: log.truncate_to(offset)))
 
     def truncate_fully_and_start_at(self, entry: PartitionEntry, offset: int,
@@ -320,7 +320,7 @@ class LogDir:
                                     log_start_offset: int | None = None,
                                     backup_dir: str | os.PathLike[str] | None = None,
                                     lock: LogDirLock | None = None) -> TruncationOutcome:
-        return TruncationOutcome(*self._with_log(
+        return TruncationOutcome(*self.with_loaded_log(
             entry, config, backup_dir, lock,
             lambda log, _: log.truncate_fully_and_start_at(offset, log_start_offset)))
 
@@ -342,11 +342,11 @@ class LogDir:
                             lock: LogDirLock | None = None) -> RetentionOutcome:
         """Load the partition and run Kafka's retention on it; the checkpoint entries the new
         log start offset changes are written before any segment file goes."""
-        return RetentionOutcome(*self._with_log(
+        return RetentionOutcome(*self.with_loaded_log(
             entry, config, backup_dir, lock,
             lambda log, checkpoint: delete_old_segments(log, now_ms, checkpoint)))
 
-    def _with_log(self, entry: PartitionEntry, config: LogConfig,
+    def with_loaded_log(self, entry: PartitionEntry, config: LogConfig,
                   backup_dir: str | os.PathLike[str] | None, lock: LogDirLock | None,
                   action: Callable[[Log, Callable[[], None]], R]
                   ) -> tuple[LoadResult | None, R, tuple[CheckpointUpdate, ...],
@@ -375,7 +375,7 @@ class LogDir:
 
             def checkpoint() -> None:
                 written = changed()
-                notes.extend(now._write(written, backup))
+                notes.extend(now.write_checkpoint_updates(written, backup))
                 early.extend(written)
 
             try:
@@ -383,7 +383,7 @@ class LogDir:
                 updates = changed(log.active_segment.base_offset)
             finally:
                 log.close()
-                notes.extend(now._write(updates, backup))
+                notes.extend(now.write_checkpoint_updates(updates, backup))
                 self.checkpoints = now.checkpoints
         saved = list(log.load_result.backups if log.load_result else [])
         saved += (log.backup.saved if log.backup else []) + (backup.saved if backup else [])
@@ -403,7 +403,10 @@ class LogDir:
         return removed
 
     # -- writing checkpoints --------------------------------------------------------------------
-    def _write(self, updates: list[CheckpointUpdate], backup: Backup | None) -> list[str]:
+    def write_checkpoint_updates(self, updates: list[CheckpointUpdate],
+                                 backup: Backup | None) -> list[str]:
+        """Rewrite the checkpoint files these entries belong to, leaving every other entry as
+        it is (the caller holds the lock); returns notes on files left alone (unreadable)."""
         notes = []
         for name in CHECKPOINTS:
             mine = {(u.topic, u.partition): u.new for u in updates if u.checkpoint == name}

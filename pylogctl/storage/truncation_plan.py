@@ -95,7 +95,8 @@ def predict_truncation(plan: LoadPlan, target: int, mode: Mode = "to-offset", *,
         new_start = target if log_start_offset is None or mode == "to-offset" else log_start_offset
         return TruncationPrediction(
             **common, log_end_offset=target, deleted_segments=segments, truncated_segment=None,
-            truncated_bytes=sum(segment_size_after_load(plan, b) for b in segments), created_segment=target,
+            truncated_bytes=sum(_size_after_load(plan, b) for b in segments),
+            created_segment=target,
             leader_epochs_removed=plan.leader_epochs,
             snapshots_deleted=snapshots_after_load(plan), log_start_offset=new_start,
             recovery_point=min(plan.recovery_point, target), high_watermark=target,
@@ -104,9 +105,9 @@ def predict_truncation(plan: LoadPlan, target: int, mode: Mode = "to-offset", *,
     position, new_end = _cut(plan, cut_base, target)
     log_start = min(new_end, plan.log_start_offset)
     return TruncationPrediction(
-        **common, log_end_offset=new_end, deleted_segments=tuple(b for b in segments if b > target),
-        truncated_segment=cut_base, truncated_bytes=segment_size_after_load(plan, cut_base) - position,
-        created_segment=None,
+        **common, log_end_offset=new_end,
+        deleted_segments=tuple(b for b in segments if b > target), truncated_segment=cut_base,
+        truncated_bytes=_size_after_load(plan, cut_base) - position, created_segment=None,
         leader_epochs_removed=tuple(e for e in plan.leader_epochs if e.start_offset >= new_end),
         snapshots_deleted=tuple(o for o in snapshots_after_load(plan)
                                 if o > new_end or o <= log_start),
@@ -132,7 +133,7 @@ def segment_bytes_after_load(plan: LoadPlan, base: int) -> tuple[str, int, int]:
     return path, start, size
 
 
-def segment_size_after_load(plan: LoadPlan, base: int) -> int:
+def _size_after_load(plan: LoadPlan, base: int) -> int:
     return segment_bytes_after_load(plan, base)[2]
 
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
 from ..errors import ExitCode, LogDirLockedError, PylogctlError, UsageError
 from ..storage.cleaner import Cleaner, CleaningResult
@@ -34,17 +34,17 @@ from ..storage.cleaner_config import CleanerConfig
 from ..storage.cleaner_log import CleanerLog
 from ..storage.cleaner_manager import (CleaningDecision, checkpoint_after, clean_log, decide,
                                        write_checkpoint)
-from ..storage.load_plan import DeleteSnapshot, RebuildProducerState, WriteLeaderEpochs
-from ..storage.lock import LogDirLock, ensure_unlocked
+from ..storage.load_plan import (DeleteSnapshot, RebuildProducerState, WriteLeaderEpochs,
+                                  plain_data)
+from ..storage.lock import LogDirLock
 from ..storage.log import Log
 from ..storage.log_config import LogConfig
 from ..storage.log_manager import (CLEANER_OFFSET_CHECKPOINT, CheckpointUpdate, LogDir,
                                    PartitionEntry)
 from ..storage.log_to_clean import LogToClean, log_to_clean
 from .config import ConfigOptions, TopicConfigs
-from .recover import resolve_targets
+from .log_dir_run import LogDirRun, Target
 
-Progress = Callable[[int], None]
 _HARMLESS_LOAD_STEPS = (RebuildProducerState, DeleteSnapshot, WriteLeaderEpochs)
 
 
@@ -123,70 +123,47 @@ class PartitionCompaction:
             "bytesBefore": self.bytes_before, "bytesAfter": self.bytes_after,
             "spaceSaved": self.bytes_before - self.bytes_after,
             "recordsRemoved": sum(r.stats.records_removed for r in self.rounds),
-            "checkpointUpdates": [] if u is None else [
-                {"checkpoint": u.checkpoint, "topic": u.topic, "partition": u.partition,
-                 "old": u.old, "new": u.new}],
+            "checkpointUpdates": [] if u is None else [plain_data(u)],
             "executed": self.executed, "backups": list(self.backups),
             "notes": self.notes, "error": error,
         }
 
 
 @dataclass
-class Compaction:
+class Compaction(LogDirRun[PartitionCompaction]):
     """A compact run over ``paths``; iterate :meth:`partitions` to plan (and clean)."""
 
     paths: list[str]
     options: CompactOptions = CompactOptions()
     notes: list[str] = field(default_factory=list)
+    command = "compact"
 
     def __post_init__(self) -> None:
-        self.targets = resolve_targets(self.paths)
-        for target in self.targets:  # refuse before any output, not halfway through
-            ensure_unlocked(target.log_dir)
+        self.resolve(self.paths, self.options.execute)
         self.now_ms = (time.time_ns() // 1_000_000 if self.options.now_ms is None
                        else self.options.now_ms)
-        self._selected = self._select()
+        self._check_partitions()
         self.configs = TopicConfigs([t.log_dir for t in self.targets], self.options.config)
         for target in self.targets:  # a bad config file or metadata log fails here, up front
             self.configs.sources(LogDir(target.log_dir))
 
-    def _select(self) -> list[tuple[str, list[PartitionEntry]]]:
+    def entries(self, log_dir: LogDir, target: Target) -> list[PartitionEntry]:
         wanted = set(self.options.partitions)
-        found: set[str] = set()
-        out = []
-        for target in self.targets:
-            log_dir = LogDir(target.log_dir)
-            entries = (log_dir.partitions if target.partition_dirs is None
-                       else [log_dir.entry_for_dir(p) for p in target.partition_dirs])
-            if wanted:
-                entries = [e for e in entries if str(e) in wanted]
-            found.update(str(e) for e in entries)
-            out.append((target.log_dir, entries))
-        missing = sorted(wanted - found)
+        return [e for e in target.entries(log_dir) if not wanted or str(e) in wanted]
+
+    def _check_partitions(self) -> None:
+        """``--partition`` names only partitions the paths hold."""
+        found = {str(e) for t in self.targets for e in self.entries(LogDir(t.log_dir), t)}
+        missing = sorted(set(self.options.partitions) - found)
         if missing:
             raise UsageError(f"No partition {', '.join(missing)} in {', '.join(self.paths)}")
-        return out
 
-    def count(self) -> int:
-        return sum(len(entries) for _, entries in self._selected)
+    def open_log_dir(self, log_dir: LogDir, target: Target) -> None:
+        super().open_log_dir(log_dir, target)
+        self.notes += [f"{log_dir.path}: {n}" for n in self.configs.sources(log_dir).notes]
 
-    def partitions(self, progress: Progress | None = None) -> Iterator[PartitionCompaction]:
-        for path, entries in self._selected:
-            lock = LogDirLock(path).acquire() if self.options.execute else None
-            try:
-                log_dir = LogDir(path)
-                sources = self.configs.sources(log_dir)
-                self.notes += [f"{log_dir.path}: {n}" for n in log_dir.notes + sources.notes]
-                for entry in entries:
-                    yield self._partition(log_dir, entry, lock)
-                    if progress is not None:
-                        progress(1)
-            finally:
-                if lock is not None:
-                    lock.release()
-
-    def _partition(self, log_dir: LogDir, entry: PartitionEntry,
-                   lock: LogDirLock | None) -> PartitionCompaction:
+    def partition(self, log_dir: LogDir, entry: PartitionEntry,
+                  lock: LogDirLock | None) -> PartitionCompaction:
         o = self.options
         section = PartitionCompaction(entry, log_dir.path, LogConfig(), str(entry) in o.partitions)
         if entry.is_metadata_log:
@@ -253,9 +230,9 @@ class Compaction:
             return clean_log(Cleaner(self.options.cleaner), clog, checkpointed, self.now_ms,
                              forced=section.forced)
 
-        # LogDir's loader-and-checkpoints wrapper (as truncate and retention use it): load as a
+        # the loader-and-checkpoints wrapper truncate and retention use: load as a
         # broker would, run, close, write the checkpoint entries the load changed
-        _, (to_clean, rounds), _, backups, notes = log_dir._with_log(
+        _, (to_clean, rounds), _, backups, notes = log_dir.with_loaded_log(
             entry, section.config, self.options.backup_dir, lock, run)
         self._record(log_dir, entry, section, to_clean, rounds)
         notes = list(notes)

@@ -21,7 +21,7 @@ from ..storage.log_dir import META_PROPERTIES
 from ..storage.log_manager import LogDir, PartitionEntry
 from ..storage.metadata_files import read_properties
 from ..storage.topic_config import ConfigSources, TopicConfig
-from .recover import resolve_targets
+from .log_dir_run import Target, resolve_targets
 
 
 @dataclass(frozen=True)
@@ -99,7 +99,7 @@ class ConfigRun:
     notes: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self.targets = resolve_targets(self.paths)
+        self.targets = resolve_targets(self.paths, "config")
         for target in self.targets:
             ensure_unlocked(target.log_dir)  # a live broker's files are in flux
         self.configs = TopicConfigs([t.log_dir for t in self.targets], self.options)
@@ -109,7 +109,7 @@ class ConfigRun:
     def sections(self) -> Iterator[TopicConfigSection]:
         for target in self.targets:
             log_dir = LogDir(target.log_dir)
-            entries = selected_entries(log_dir, target.partition_dirs, self.topics)
+            entries = selected_entries(log_dir, target, self.topics)
             by_topic: dict[str, list[int]] = {}
             for entry in entries:
                 if not entry.is_metadata_log:
@@ -125,12 +125,9 @@ class ConfigRun:
                 yield section
 
 
-def selected_entries(log_dir: LogDir, partition_dirs: tuple[str, ...] | None,
-                     topics: tuple[str, ...] = (), partitions: tuple[int, ...] = ()
-                     ) -> list[PartitionEntry]:
+def selected_entries(log_dir: LogDir, target: Target, topics: tuple[str, ...] = (),
+                     partitions: tuple[int, ...] = ()) -> list[PartitionEntry]:
     """The partitions of a log dir a run covers: those named, else all; then filtered."""
-    entries = (list(log_dir.partitions) if partition_dirs is None
-               else [log_dir.entry_for_dir(p) for p in partition_dirs])
-    return [e for e in entries if (not topics or e.topic in topics)
+    return [e for e in target.entries(log_dir) if (not topics or e.topic in topics)
             and (not partitions or e.partition in partitions)]
 

@@ -41,7 +41,7 @@ from ..storage.files import read_bytes
 from ..storage.lazy_index import LazyIndex
 from ..storage.lock import LogDirLock, ensure_unlocked
 from ..storage.log_config import LogConfig
-from ..storage.log_dir import child_log_dirs, partition_dir_files, partition_dirs
+from ..storage.log_dir import child_log_dirs, log_segments, partition_dirs
 from ..storage.naming import (INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX,
                               file_offset, log_filename, segment_file)
 from ..storage.producer_append import CompletedTxn, ProducerBatch
@@ -142,8 +142,8 @@ def _segment_base(name: str) -> int | None:
 
 def segment_bases(partition_dir: str) -> list[int]:
     """Base offsets of the partition dir's ``{base:020d}.log`` files, ascending."""
-    found = (_segment_base(os.path.basename(p)) for p in partition_dir_files(partition_dir))
-    return sorted(b for b in found if b is not None)
+    return [b for b, path in log_segments(partition_dir)
+            if os.path.basename(path) == log_filename(b)]
 
 
 def resolve_targets(paths: list[str]) -> list[PartitionTarget]:

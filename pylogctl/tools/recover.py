@@ -20,17 +20,14 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
-from ..errors import ExitCode, LogDirLockedError, PylogctlError, UsageError
-from ..storage.load_plan import LoadPlan, step_to_dict
-from ..storage.lock import LogDirLock, ensure_unlocked
+from ..errors import ExitCode, LogDirLockedError, PylogctlError
+from ..storage.load_plan import LoadPlan, plain_data, step_to_dict
+from ..storage.lock import LogDirLock
 from ..storage.log_config import LogConfig
 from ..storage.log_manager import CheckpointUpdate, LogDir, PartitionEntry, RecoveryResult
-from .dump_files import PathKind, classify_path
-from ..storage.log_dir import child_log_dirs
-
-Progress = Callable[[int], None]
+from .log_dir_run import LogDirRun, Target
 
 
 @dataclass(frozen=True)
@@ -90,9 +87,7 @@ class PartitionRecovery:
             "truncatedBytes": p.truncated_bytes if p else None,
             "deletedSegments": list(p.deleted_segments) if p else [],
             "verified": [s.describe() for s in p.verified] if p else [],
-            "checkpointUpdates": [{"checkpoint": u.checkpoint, "topic": u.topic,
-                                   "partition": u.partition, "old": u.old, "new": u.new}
-                                  for u in self.checkpoint_updates],
+            "checkpointUpdates": plain_data(self.checkpoint_updates),
             "changes": self.changes,
             "executed": self.executed,
             "backups": list(self.result.backups) if self.result else [],
@@ -101,85 +96,34 @@ class PartitionRecovery:
         }
 
 
-@dataclass(frozen=True)
-class _Target:
-    log_dir: str
-    partition_dirs: tuple[str, ...] | None  # None: every partition of the log dir
-
-
-def resolve_targets(paths: list[str]) -> list[_Target]:
-    """Log dirs and the partitions wanted in each, in argument order, merged."""
-    wanted: dict[str, set[str] | None] = {}
-    for path in paths:
-        kind = classify_path(path)
-        if kind is PathKind.FILE:
-            raise UsageError(f"{path} is not a directory: recover takes partition dirs, log dirs "
-                             f"or a dir holding log dirs", path=path)
-        if kind is PathKind.PARTITION_DIR:
-            part = os.path.abspath(path)
-            log_dir = os.path.dirname(part)
-            if log_dir not in wanted:
-                wanted[log_dir] = set()
-            chosen = wanted[log_dir]
-            if chosen is not None:
-                chosen.add(part)
-        else:
-            for log_dir in ([path] if kind is PathKind.LOG_DIR else child_log_dirs(path)):
-                wanted[os.path.abspath(log_dir)] = None
-    return [_Target(d, None if parts is None else tuple(sorted(parts)))
-            for d, parts in wanted.items()]
-
-
 @dataclass
-class Recovery:
+class Recovery(LogDirRun[PartitionRecovery]):
     """A recover run over ``paths``; iterate :meth:`partitions` to plan (and apply)."""
 
     paths: list[str]
     options: RecoverOptions = RecoverOptions()
     notes: list[str] = field(default_factory=list)
+    command = "recover"
 
     def __post_init__(self) -> None:
-        self.targets = resolve_targets(self.paths)
-        for target in self.targets:  # refuse before any output, not halfway through
-            ensure_unlocked(target.log_dir)
+        self.resolve(self.paths, self.options.execute)
 
-    def partitions(self, progress: Progress | None = None) -> Iterator[PartitionRecovery]:
-        for target in self.targets:
-            yield from self._log_dir(target, progress)
-
-    def count(self) -> int:
-        """How many partitions the run covers (for a progress bar)."""
-        return sum(len(self._entries(LogDir(t.log_dir), t)) for t in self.targets)
-
-    def _entries(self, log_dir: LogDir, target: _Target) -> list[PartitionEntry]:
+    def open_log_dir(self, log_dir: LogDir, target: Target) -> None:
+        super().open_log_dir(log_dir, target)
         if target.partition_dirs is None:
-            return list(log_dir.partitions)
-        return [log_dir.entry_for_dir(p) for p in target.partition_dirs]
+            self.notes += [f"{os.path.join(log_dir.path, s.name)}: skipped: {s.reason}"
+                           for s in log_dir.skipped]
 
-    def _log_dir(self, target: _Target, progress: Progress | None) -> Iterator[PartitionRecovery]:
-        lock = LogDirLock(target.log_dir).acquire() if self.options.execute else None
-        try:
-            log_dir = LogDir(target.log_dir)
-            self.notes += [f"{log_dir.path}: {n}" for n in log_dir.notes]
-            if target.partition_dirs is None:
-                self.notes += [f"{os.path.join(log_dir.path, s.name)}: skipped: {s.reason}"
-                               for s in log_dir.skipped]
-            for entry in self._entries(log_dir, target):
-                yield self._partition(log_dir, entry, lock)
-                if progress is not None:
-                    progress(1)
-            if lock is not None:
-                self.notes += [f"removed {p}: a checkpoint write interrupted before its rename"
-                               for p in log_dir.remove_temp_files(lock)]
-            else:
-                self.notes += [f"{p}: a checkpoint write interrupted before its rename (removed "
-                               f"by --execute)" for p in log_dir.temp_files]
-        finally:
-            if lock is not None:
-                lock.release()
+    def close_log_dir(self, log_dir: LogDir, lock: LogDirLock | None) -> None:
+        if lock is not None:
+            self.notes += [f"removed {p}: a checkpoint write interrupted before its rename"
+                           for p in log_dir.remove_temp_files(lock)]
+        else:
+            self.notes += [f"{p}: a checkpoint write interrupted before its rename (removed "
+                           f"by --execute)" for p in log_dir.temp_files]
 
-    def _partition(self, log_dir: LogDir, entry: PartitionEntry,
-                   lock: LogDirLock | None) -> PartitionRecovery:
+    def partition(self, log_dir: LogDir, entry: PartitionEntry,
+                  lock: LogDirLock | None) -> PartitionRecovery:
         section = PartitionRecovery(entry, log_dir.path)
         o = self.options
         try:

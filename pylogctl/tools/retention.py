@@ -19,19 +19,18 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
 from ..errors import ExitCode, LogDirLockedError, PylogctlError
 from ..storage.load_plan import plain_data, step_to_dict
-from ..storage.lock import LogDirLock, ensure_unlocked
+from ..storage.lock import LogDirLock
 from ..storage.log_manager import LogDir, PartitionEntry
 from ..storage.retention_plan import RetentionOutcome, RetentionPlan
 from ..storage.segment import wall_clock_ms
 from ..storage.topic_config import TopicConfig
 from .config import ConfigOptions, TopicConfigs, selected_entries
-from .recover import resolve_targets
+from .log_dir_run import LogDirRun, Target
 
-Progress = Callable[[int], None]
 _SHOWN_CONFIGS = ("cleanup.policy", "retention.ms", "retention.bytes")
 
 
@@ -134,48 +133,31 @@ class RetentionSection:
 
 
 @dataclass
-class RetentionRun:
+class RetentionRun(LogDirRun[RetentionSection]):
     """A retention run over ``paths``; iterate :meth:`partitions` to plan (and delete)."""
 
     paths: list[str]
     options: RetentionOptions = field(default_factory=RetentionOptions)
     notes: list[str] = field(default_factory=list)
+    command = "retention"
 
     def __post_init__(self) -> None:
         self.now_ms = wall_clock_ms() if self.options.now_ms is None else self.options.now_ms
-        self.targets = resolve_targets(self.paths)
-        for target in self.targets:  # refuse before any output, not halfway through
-            ensure_unlocked(target.log_dir)
+        self.resolve(self.paths, self.options.execute)
         self.configs = TopicConfigs([t.log_dir for t in self.targets], self.options.config)
         for target in self.targets:  # a bad config file or metadata log fails here, up front
             self.configs.sources(LogDir(target.log_dir))
 
-    def _entries(self, log_dir: LogDir, partition_dirs) -> list[PartitionEntry]:
-        return selected_entries(log_dir, partition_dirs, self.options.topics,
+    def entries(self, log_dir: LogDir, target: Target) -> list[PartitionEntry]:
+        return selected_entries(log_dir, target, self.options.topics,
                                 self.options.partitions)
 
-    def count(self) -> int:
-        """How many partitions the run covers (for a progress bar)."""
-        return sum(len(self._entries(LogDir(t.log_dir), t.partition_dirs))
-                   for t in self.targets)
+    def open_log_dir(self, log_dir: LogDir, target: Target) -> None:
+        super().open_log_dir(log_dir, target)
+        self.notes += [f"{log_dir.path}: {n}" for n in self.configs.sources(log_dir).notes]
 
-    def partitions(self, progress: Progress | None = None) -> Iterator[RetentionSection]:
-        for target in self.targets:
-            lock = LogDirLock(target.log_dir).acquire() if self.options.execute else None
-            try:
-                log_dir = LogDir(target.log_dir)
-                sources = self.configs.sources(log_dir)
-                self.notes += [f"{log_dir.path}: {n}" for n in log_dir.notes + sources.notes]
-                for entry in self._entries(log_dir, target.partition_dirs):
-                    yield self._partition(log_dir, entry, lock)
-                    if progress is not None:
-                        progress(1)
-            finally:
-                if lock is not None:
-                    lock.release()
-
-    def _partition(self, log_dir: LogDir, entry: PartitionEntry,
-                   lock: LogDirLock | None) -> RetentionSection:
+    def partition(self, log_dir: LogDir, entry: PartitionEntry,
+                  lock: LogDirLock | None) -> RetentionSection:
         section = RetentionSection(entry, log_dir.path)
         o = self.options
         try:

@@ -115,3 +115,10 @@ def test_a_file_argument_is_a_usage_error(cli, invoice):
     r = cli("recover", invoice / "invoice-0" / "00000000000000000000.log")
     assert r.code == 2
     assert "is not a directory: recover takes partition dirs" in r.err
+
+
+@pytest.mark.parametrize("command", ["recover", "retention", "compact", "config"])
+def test_a_file_argument_names_the_command_refusing_it(cli, invoice, command):
+    r = cli(command, invoice / "invoice-0" / "00000000000000000000.log")
+    assert r.code == 2
+    assert f"is not a directory: {command} takes partition dirs" in r.err

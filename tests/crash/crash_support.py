@@ -18,8 +18,10 @@ import shutil
 import struct
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 HERE = Path(__file__).resolve().parent
 CRASHPOINT = HERE / "crashpoint.py"
@@ -192,3 +194,32 @@ def spread(count: int, most: int) -> list[int]:
     if count <= most:
         return list(range(1, count + 1))
     return sorted({1 + round(i * (count - 1) / (most - 1)) for i in range(most)})
+
+
+KILL_WORKERS = 2  # kill runs in parallel: the machine's cores
+
+
+def kill_each(points: list[int], trace: list[str], work_root: Path,
+              setup: Callable[[Path], tuple[Path, Path, list]],
+              check: Callable[[Path, Path, Path], list[str]]) -> list[str]:
+    """Kill the command at each point, each on a fresh copy, then check what it left.
+
+    ``setup(work)`` copies the data under ``work`` and returns ``(log dir, partition dir,
+    command args)``; ``check(log dir, partition dir, scratch)`` returns the problems. Returns
+    one line per failed kill (a kill that did not die of SIGKILL is a failure too)."""
+    def one(n: int) -> list[str]:
+        work = work_root / f"k{n}"
+        log_dir, part, args = setup(work)
+        done = run_crashpoint(["--kill-at", str(n)], [log_dir, work / "backup"], args,
+                              work / "tmp")
+        if done.returncode != KILLED:
+            return [f"not killed at mutation {n}: exit {done.returncode} {done.stderr[-500:]}"]
+        problems = check(log_dir, part, work / "tmp")
+        if not problems:
+            shutil.rmtree(work)
+        return problems
+
+    with ThreadPoolExecutor(KILL_WORKERS) as pool:
+        results = list(pool.map(lambda n: (n, one(n)), points))
+    return [f"kill at {n} ({trace[n - 1]}): {'; '.join(problems)}"
+            for n, problems in results if problems]

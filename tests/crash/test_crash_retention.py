@@ -20,13 +20,12 @@ from pathlib import Path
 import pytest
 
 from crash_checks import check_state, recover
-from crash_support import (KILLED, LEFTOVER_SUFFIXES, Batch, copy_corpus_partition,
-                           count_kill_points, partition_batches, run_cli, run_crashpoint,
-                           segment_logs, spread, write_checkpoint_entry)
+from crash_support import (KILL_WORKERS, LEFTOVER_SUFFIXES, Batch, copy_corpus_partition,
+                           count_kill_points, kill_each, partition_batches, run_cli, segment_logs,
+                           spread, write_checkpoint_entry)
 
 MAX_KILLS_PER_SCENARIO = 40
 KILLS_WANTED = 120  # with test_crash_compact.py's 80: the 200 the issue asks
-WORKERS = 2
 INVOICE = "invoice-multiseg"
 NOW = "1718500000000"  # a day after invoice-multiseg was written
 
@@ -95,7 +94,7 @@ def _prepare(corpus: Path, scenario: RetentionScenario, root: Path) -> Prepared:
 @pytest.fixture(scope="module")
 def prepared(corpus, tmp_path_factory) -> dict[str, Prepared]:
     root = tmp_path_factory.mktemp("crash-retention")
-    with ThreadPoolExecutor(WORKERS) as pool:
+    with ThreadPoolExecutor(KILL_WORKERS) as pool:
         done = pool.map(lambda s: _prepare(corpus, s, root / s.name), SCENARIOS)
     return {p.scenario.name: p for p in done}
 
@@ -155,23 +154,12 @@ def test_an_uninterrupted_run_deletes_what_kafka_deletes(prepared, name):
 def test_a_kill_at_any_point_is_repaired_by_recover(prepared, name, tmp_path):
     p = prepared[name]
 
-    def kill(n: int) -> list[str]:
-        work = tmp_path / f"k{n}"
+    def setup(work: Path) -> tuple[Path, Path, list]:
         log_dir, part = p.copy_to(work)
-        done = run_crashpoint(["--kill-at", str(n)], [log_dir, work / "backup"],
-                              p.args(log_dir, work / "backup"), work / "tmp")
-        if done.returncode != KILLED:
-            return [f"not killed at mutation {n}: exit {done.returncode} {done.stderr[-500:]}"]
-        problems = check(p, log_dir, part, work / "tmp")
-        if not problems:
-            shutil.rmtree(work)
-        return problems
+        return log_dir, part, p.args(log_dir, work / "backup")
 
-    with ThreadPoolExecutor(WORKERS) as pool:
-        results = list(pool.map(lambda n: (n, kill(n)), p.kill_at))
-    failures = [f"kill at {n} ({p.trace[n - 1]}): {'; '.join(problems)}"
-                for n, problems in results if problems]
-    assert failures == []
+    assert kill_each(p.kill_at, p.trace, tmp_path, setup,
+                     lambda log_dir, part, scratch: check(p, log_dir, part, scratch)) == []
 
 
 @pytest.mark.corpus

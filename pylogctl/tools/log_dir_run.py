@@ -1,0 +1,107 @@
+"""What the commands that change log dirs share (``recover``, ``retention``, ``compact``):
+which log dirs and partitions their paths name, and the walk over them.
+
+- Paths are partition dirs, log dirs or dirs of log dirs; a partition dir stands for its log
+  dir (whose checkpoints and ``.lock`` it needs) restricted to that partition.
+- A log dir whose ``.lock`` a running broker holds is refused before any output, in every mode
+  (its files are in flux, and a plan of them would mislead).
+- Executing takes each log dir's lock for the whole walk of its partitions, so planning and
+  changing see the same files; partitions are handled one at a time, each crash-safe.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Callable, Generic, Iterator, TypeVar
+
+from ..errors import UsageError
+from ..storage.lock import LogDirLock, ensure_unlocked
+from ..storage.log_dir import child_log_dirs
+from ..storage.log_manager import LogDir, PartitionEntry
+from .dump_files import PathKind, classify_path
+
+Progress = Callable[[int], None]
+S = TypeVar("S")
+
+
+@dataclass(frozen=True)
+class Target:
+    log_dir: str
+    partition_dirs: tuple[str, ...] | None  # None: every partition of the log dir
+
+    def entries(self, log_dir: LogDir) -> list[PartitionEntry]:
+        if self.partition_dirs is None:
+            return list(log_dir.partitions)
+        return [log_dir.entry_for_dir(p) for p in self.partition_dirs]
+
+
+def resolve_targets(paths: list[str], command: str) -> list[Target]:
+    """Log dirs and the partitions wanted in each, in argument order, merged."""
+    wanted: dict[str, set[str] | None] = {}
+    for path in paths:
+        kind = classify_path(path)
+        if kind is PathKind.FILE:
+            raise UsageError(f"{path} is not a directory: {command} takes partition dirs, log "
+                             f"dirs or a dir holding log dirs", path=path)
+        if kind is PathKind.PARTITION_DIR:
+            part = os.path.abspath(path)
+            chosen = wanted.setdefault(os.path.dirname(part), set())
+            if chosen is not None:
+                chosen.add(part)
+        else:
+            for log_dir in ([path] if kind is PathKind.LOG_DIR else child_log_dirs(path)):
+                wanted[os.path.abspath(log_dir)] = None
+    return [Target(d, None if parts is None else tuple(sorted(parts)))
+            for d, parts in wanted.items()]
+
+
+class LogDirRun(Generic[S]):
+    """A walk over the partitions of some log dirs that yields one section per partition.
+
+    Subclasses set ``command``, call :meth:`resolve` with their paths, and implement
+    :meth:`partition`; they may narrow :meth:`entries` and add notes per log dir in
+    :meth:`open_log_dir` and :meth:`close_log_dir`.
+    """
+
+    command = ""
+    targets: list[Target]
+    notes: list[str]
+    execute: bool
+
+    def resolve(self, paths: list[str], execute: bool) -> None:
+        self.targets = resolve_targets(paths, self.command)
+        self.execute = execute
+        for target in self.targets:  # refuse before any output, not halfway through
+            ensure_unlocked(target.log_dir)
+
+    def entries(self, log_dir: LogDir, target: Target) -> list[PartitionEntry]:
+        return target.entries(log_dir)
+
+    def count(self) -> int:
+        """How many partitions the run covers (for a progress bar)."""
+        return sum(len(self.entries(LogDir(t.log_dir), t)) for t in self.targets)
+
+    def open_log_dir(self, log_dir: LogDir, target: Target) -> None:
+        self.notes += [f"{log_dir.path}: {n}" for n in log_dir.notes]
+
+    def close_log_dir(self, log_dir: LogDir, lock: LogDirLock | None) -> None:
+        """After the last partition of a log dir (its lock still held when executing)."""
+
+    def partition(self, log_dir: LogDir, entry: PartitionEntry, lock: LogDirLock | None) -> S:
+        raise NotImplementedError
+
+    def partitions(self, progress: Progress | None = None) -> Iterator[S]:
+        for target in self.targets:
+            lock = LogDirLock(target.log_dir).acquire() if self.execute else None
+            try:
+                log_dir = LogDir(target.log_dir)
+                self.open_log_dir(log_dir, target)
+                for entry in self.entries(log_dir, target):
+                    yield self.partition(log_dir, entry, lock)
+                    if progress is not None:
+                        progress(1)
+                self.close_log_dir(log_dir, lock)
+            finally:
+                if lock is not None:
+                    lock.release()
