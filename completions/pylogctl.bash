@@ -19,8 +19,8 @@ _pylogctl_spec() {
             vopts='--partition --now-ms --config --config-file --backup-dir -o --output' ;;
         'consumer-groups')
             subs=''
-            opts='--server-config --list --describe --group --all-groups --offsets --members --state --type --verbose --offsets-partitions --lag-from -o --output -h --help'
-            vopts='--server-config --group --offsets-partitions --lag-from -o --output' ;;
+            opts='--server-config --list --describe --group --all-groups --offsets --members --state --type --verbose --offsets-partitions --lag-from -o --output --delete --reset-offsets --delete-offsets --topic --all-topics --to-earliest --to-latest --to-current --to-offset --shift-by --to-datetime --by-duration --from-file --dry-run --execute --export --backup-dir -h --help'
+            vopts='--server-config --group --offsets-partitions --lag-from -o --output --topic --to-offset --shift-by --to-datetime --by-duration --from-file --backup-dir' ;;
         'dump-segment')
             subs=''
             opts='--files --deep-iteration --print-data-log --skip-record-metadata --max-bytes --key-decoder --value-decoder --verify-index-only --index-sanity-check --max-message-size --offsets-decoder --transaction-log-decoder --cluster-metadata-decoder --legacy-format -o --output -h --help'
@@ -58,6 +58,8 @@ _pylogctl_value() {
         'compact|-o'|'compact|--output') _pylogctl_words 'text json ndjson yaml' ;;
         'consumer-groups|--server-config') _pylogctl_files ;;
         'consumer-groups|-o'|'consumer-groups|--output') _pylogctl_words 'text json ndjson yaml' ;;
+        'consumer-groups|--from-file') _pylogctl_files ;;
+        'consumer-groups|--backup-dir') _pylogctl_dirs ;;
         'dump-segment|--files') _pylogctl_files ;;
         'dump-segment|-o'|'dump-segment|--output') _pylogctl_words 'text json ndjson yaml' ;;
         'rebuild-index|--backup-dir') _pylogctl_dirs ;;

@@ -173,3 +173,58 @@ def render_describe(view: str, reports: Iterable[dict[str, Any]], verbose: bool,
     render = RENDERERS[view]
     for report in reports:
         render(report, verbose, out, err)
+
+
+# -- the group-changing actions ---------------------------------------------------------------
+def render_reset(resets: list[dict[str, Any]], messages: list[str], out: TextIO) -> None:
+    """``--reset-offsets``: the lines printed while planning, then ``OffsetsUtils``'s table
+    (``{group, rows: [{topic, partition, newOffset}]}`` per group; a group not reset has no
+    rows but still widens the GROUP column and makes the header print, as in Kafka)."""
+    for message in messages:
+        out.write(f"\n{message}\n")
+    if not resets:
+        out.write("\n")
+        return
+    group_width = _width(15, (r["group"] for r in resets))
+    topic_width = _width(15, (row["topic"] for r in resets for row in r["rows"]))
+    _table(out, [group_width, topic_width, 10, None],
+           [["GROUP", "TOPIC", "PARTITION", "NEW-OFFSET"]]
+           + [[r["group"], row["topic"], str(row["partition"]), str(row["newOffset"])]
+              for r in resets for row in r["rows"]])
+
+
+def render_delete(deletions: list[dict[str, Any]], out: TextIO) -> None:
+    """``--delete``: Kafka's verdict (``{group, deleted, error}`` per group, in its order)."""
+    done = [d["group"] for d in deletions if d["deleted"]]
+    failed = [d for d in deletions if not d["deleted"]]
+    if not failed:
+        out.write(f"Deletion of requested consumer groups ('{_quoted(done)}') was successful.\n")
+        return
+    out.write("\nError: Deletion of some consumer groups failed:\n")
+    for d in failed:
+        out.write(f"* Group '{d['group']}' could not be deleted due to: {d['error']}\n")
+    if done:
+        out.write(f"\nThese consumer groups were deleted successfully: '{_quoted(done)}'\n")
+
+
+def _quoted(groups: list[str]) -> str:
+    return "', '".join(groups)
+
+
+_PARTITION_LEVEL = ("GROUP_SUBSCRIBED_TO_TOPIC", "TOPIC_AUTHORIZATION_FAILED",
+                    "UNKNOWN_TOPIC_OR_PARTITION")
+
+
+def render_delete_offsets(group: str, error: dict[str, str] | None, rows: list[dict[str, Any]],
+                          out: TextIO) -> None:
+    """``--delete-offsets``: the verdict for the top-level ``error`` (``{name, message}``),
+    then a TOPIC / PARTITION / STATUS row per partition."""
+    if error is None:
+        out.write(f"Request succeeded for deleting offsets from group {group}.\n")
+    elif error["name"] in _PARTITION_LEVEL:
+        out.write("\nError: Encountered some partition-level error, see the follow-up details.\n")
+    else:
+        out.write(f"\nError: {error['message']}\n")
+    topic_width = _width(15, (r["topic"] for r in rows))
+    _table(out, [topic_width, 15, 15], [["TOPIC", "PARTITION", "STATUS"]]
+           + [[r["topic"], _s(r["partition"]), r["status"]] for r in rows])

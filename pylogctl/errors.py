@@ -19,6 +19,7 @@ class ExitCode(enum.IntEnum):
     USAGE = 2  # bad command line
     UNREADABLE = 3  # a file could not be opened or read
     LOCKED = 4  # a log dir's .lock is held: a running broker (or another pylogctl) owns it
+    REFUSED = 5  # a change refused by Kafka's rules (a consumer group that is not empty, ...)
     INTERNAL = 70  # a bug in pylogctl (EX_SOFTWARE); rerun with --debug for the traceback
     INTERRUPTED = 130  # Ctrl-C
     BROKEN_PIPE = 141  # stdout closed early (e.g. piped into `head`)

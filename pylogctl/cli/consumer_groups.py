@@ -18,7 +18,7 @@ import typer
 
 from ..errors import ExitCode, UsageError
 from .app import EXIT_CODES_HELP, app
-from .output import OutputFormat, err, guarded_output
+from .output import OutputFormat, backup_dir_option, err, guarded_output
 
 HELP = (
     "List and describe consumer groups from the broker's files, like kafka-consumer-groups.sh."
@@ -29,7 +29,15 @@ HELP = (
     "States and members are as last persisted, not live. With the log dirs of several "
     "brokers, each partition is read from the replica with the highest leader epoch, then log "
     "end offset; stderr says which.\n\nText output is Kafka's, column for column; json, ndjson "
-    "and yaml give the rows with camelCase keys (null for '-')."
+    "and yaml give the rows with camelCase keys (null for '-').\n\n"
+    "--reset-offsets, --delete and --delete-offsets change a stopped cluster's groups as "
+    "Kafka's coordinator would: with --execute they append offset commits (key v1, value v3) "
+    "or tombstones, one batch per group, to the group's __consumer_offsets partition, on "
+    "every replica given that is in step with the one read, under each log dir's .lock, with "
+    "indexes, leader epoch, high watermark and checkpoints maintained; then the partition is "
+    "loaded again and checked. Without --execute (or with --dry-run) they print the same "
+    "output and write nothing. Groups that are not Empty (as last persisted) are refused, "
+    "as Kafka refuses them (exit 5)."
 )
 _WORDS = re.compile(r"^[A-Za-z]+(,[A-Za-z]+)*$")
 
@@ -102,15 +110,53 @@ def consumer_groups(
     output: OutputFormat = typer.Option(OutputFormat.text, "--output", "-o",
                                         help="text: kafka-consumer-groups.sh's output; json, "
                                         "ndjson, yaml: the rows."),
+    delete: bool = typer.Option(False, "--delete", help="Delete the groups given with "
+                                "--group (or --all-groups): tombstones for their offsets and "
+                                "registration. Only Empty groups."),
+    reset_offsets: bool = typer.Option(False, "--reset-offsets", help="Reset the committed "
+                                       "offsets of inactive groups to one scenario's offsets."),
+    delete_offsets: bool = typer.Option(False, "--delete-offsets", help="Delete the committed "
+                                        "offsets of one group for the --topic partitions."),
+    topic: Optional[List[str]] = typer.Option(
+        None, "--topic", metavar="TOPIC[:P,...]", help="With --reset-offsets or "
+        "--delete-offsets: a topic (all its partitions) or topic:0,1,2 (repeatable)."),
+    all_topics: bool = typer.Option(False, "--all-topics", help="With --reset-offsets: every "
+                                    "partition the group has committed offsets for."),
+    to_earliest: bool = typer.Option(False, "--to-earliest", help="Reset to the log start "
+                                     "offset."),
+    to_latest: bool = typer.Option(False, "--to-latest", help="Reset to the end offset "
+                                   "(see --lag-from)."),
+    to_current: bool = typer.Option(False, "--to-current", help="Reset to the committed "
+                                    "offset (the end offset where there is none)."),
+    to_offset: Optional[int] = typer.Option(None, "--to-offset", metavar="N",
+                                            help="Reset to offset N (kept in range)."),
+    shift_by: Optional[int] = typer.Option(None, "--shift-by", metavar="N", help="Move the "
+                                           "committed offset by N, + or - (kept in range)."),
+    to_datetime: Optional[str] = typer.Option(
+        None, "--to-datetime", metavar="YYYY-MM-DDTHH:mm:SS.sss", help="Reset to the first "
+        "record at or after this time (UTC unless a zone such as +02:00 follows)."),
+    by_duration: Optional[str] = typer.Option(None, "--by-duration", metavar="PnDTnHnMnS",
+                                              help="Reset to the first record at or after "
+                                              "now minus this duration."),
+    from_file: Optional[str] = typer.Option(None, "--from-file", metavar="CSV", help="Reset "
+                                            "to the offsets of a CSV as --export writes it."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print what would change and write "
+                                 "nothing (the default)."),
+    execute: bool = typer.Option(False, "--execute", help="Append the records to "
+                                 "__consumer_offsets (without it: print the plan only)."),
+    export: bool = typer.Option(False, "--export", help="With --reset-offsets: print the plan "
+                                "as CSV, for --from-file."),
+    backup_dir: Optional[str] = backup_dir_option(),
 ) -> None:
-    """List or describe consumer groups (the help text is ``HELP``)."""
+    """List, describe or change consumer groups (the help text is ``HELP``)."""
     dirs, state_list, type_list = _split_words(list(log_dir or []), state, type_)
     if server_config is not None:
         dirs += _log_dirs_from_config(server_config)
     if not dirs:
         raise UsageError("Give the log dirs to read (or --server-config server.properties)")
-    if list_ + describe != 1:
-        raise UsageError("Command must include exactly one action: --list, --describe")
+    if list_ + describe + delete + reset_offsets + delete_offsets != 1:
+        raise UsageError("Command must include exactly one action: --list, --describe, "
+                         "--delete, --reset-offsets, --delete-offsets")
     if lag_from not in ("hw", "leo"):
         raise UsageError(f"--lag-from is hw or leo, not {lag_from!r}")
     view = _check_describe(describe, group, all_groups, offsets, members, state, state_list,
@@ -120,9 +166,46 @@ def consumer_groups(
                          f'option "[list]"')
     from ..tools.consumer_groups import ConsumerGroups, parse_states, parse_types
 
+    changing = delete or reset_offsets or delete_offsets
+    if not changing:
+        for name, given in (("topic", topic), ("all-topics", all_topics), ("execute", execute),
+                            ("dry-run", dry_run), ("export", export),
+                            ("backup-dir", backup_dir)):
+            if given:
+                raise UsageError(f"Option(s) [{name}] are unavailable given other options on "
+                                 f"the command line")
+    else:
+        for name, given in (("members", members), ("offsets", offsets), ("verbose", verbose),
+                            ("state", state), ("type", type_)):
+            if given:
+                raise UsageError(f"Option(s) [{name}] are unavailable given other options on "
+                                 f"the command line")
+    scenarios = {"to-offset": to_offset is not None, "to-datetime": to_datetime is not None,
+                 "by-duration": by_duration is not None, "to-earliest": to_earliest,
+                 "to-latest": to_latest, "to-current": to_current,
+                 "shift-by": shift_by is not None, "from-file": from_file is not None}
+    if not reset_offsets:
+        for name, given in [*scenarios.items(), ("all-topics", all_topics), ("export", export)]:
+            if given:
+                raise UsageError(f"Option(s) [{name}] are unavailable given other options on "
+                                 f"the command line")
+    groups = ConsumerGroups(dirs, lag_from, offsets_partitions)  # type: ignore[arg-type]
+    if changing:
+        from . import consumer_group_changes as changes
+
+        if execute and dry_run:
+            action = "reset-offsets" if reset_offsets else (
+                "delete" if delete else "delete-offsets")
+            raise UsageError(f"Option [{action}] only accepts one of [execute] and [dry-run]")
+        args = changes.Args(groups, list(group or []), all_groups, list(topic or []),
+                            all_topics, scenarios, to_offset, shift_by, to_datetime,
+                            by_duration, from_file, execute, export, backup_dir, output.value)
+        run = (changes.reset if reset_offsets else changes.delete if delete
+               else changes.delete_offsets)
+        guarded_output(lambda: run(args))
+        return
     states = parse_states(state_list) if state_list else None
     types = parse_types(type_list) if type_list else None
-    groups = ConsumerGroups(dirs, lag_from, offsets_partitions)  # type: ignore[arg-type]
     if list_:
         rows = groups.list(states, types)
         guarded_output(lambda: _list(groups, rows, type_, state, output.value))

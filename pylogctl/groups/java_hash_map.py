@@ -1,0 +1,60 @@
+"""The iteration order of a ``java.util.HashMap``, for output that Kafka's tools print in it.
+
+``kafka-consumer-groups.sh --reset-offsets`` prints (and exports) its plan by iterating
+``HashMap``s: groups keyed by id, partitions keyed by ``TopicPartition``. That order is not
+sorted but it is deterministic: a key's bucket is ``(h ^ (h >>> 16)) & (capacity - 1)`` for
+its ``hashCode`` h; the capacity starts at 16 and doubles whenever the size passes 3/4 of it;
+iteration walks the buckets in index order, each bucket in insertion order (a resize splits
+a bucket without reordering it). Buckets of 8 or more keys turn into trees in a big enough
+table, which this does not model: with Kafka's key counts that never happens in practice.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Hashable, Iterable, TypeVar
+
+from .offset_commits import TopicPartition
+from .partitioner import java_string_hash
+
+K = TypeVar("K", bound=Hashable)
+
+_INT32 = 0xFFFFFFFF
+
+
+def _int32(n: int) -> int:
+    n &= _INT32
+    return n - (1 << 32) if n & 0x80000000 else n
+
+
+def topic_partition_hash(tp: TopicPartition) -> int:
+    """``TopicPartition.hashCode``: ``31 * (31 + partition) + topic.hashCode()``."""
+    return _int32(31 * (31 + tp.partition) + java_string_hash(tp.topic))
+
+
+def capacity_for(size: int) -> int:
+    """The table size a ``HashMap`` filled with ``size`` puts (from empty) ends up with."""
+    capacity = 16
+    while size > capacity * 3 // 4:
+        capacity *= 2
+    return capacity
+
+
+def hash_map_order(keys: Iterable[K], hash_code: Callable[[K], int]) -> list[K]:
+    """``keys`` (in insertion order, duplicates ignored) in ``HashMap`` iteration order."""
+    unique = list(dict.fromkeys(keys))
+    mask = capacity_for(len(unique)) - 1
+
+    def bucket(key: K) -> int:
+        h = hash_code(key) & _INT32
+        return (h ^ (h >> 16)) & mask
+
+    # sorted() is stable: keys of one bucket keep their insertion order
+    return sorted(unique, key=bucket)
+
+
+def group_order(group_ids: Iterable[str]) -> list[str]:
+    return hash_map_order(group_ids, java_string_hash)
+
+
+def partition_order(partitions: Iterable[TopicPartition]) -> list[TopicPartition]:
+    return hash_map_order(partitions, topic_partition_hash)
