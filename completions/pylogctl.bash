@@ -6,7 +6,7 @@
 _pylogctl_spec() {
     case $1 in
         '')
-            subs='config compact consumer-groups dump-segment rebuild-index recover retention sample truncate'
+            subs='config compact consumer-groups dump-segment rebuild-index recover retention sample truncate broker'
             opts='--version --debug -h --help'
             vopts='' ;;
         'config')
@@ -45,6 +45,14 @@ _pylogctl_spec() {
             subs=''
             opts='--to-offset --start-at --log-start-offset --execute --backup-dir -o --output -h --help'
             vopts='--to-offset --start-at --log-start-offset --backup-dir -o --output' ;;
+        'broker')
+            subs='start'
+            opts='-h --help'
+            vopts='' ;;
+        'broker start')
+            subs=''
+            opts='--log-dir --host --port --advertised-address --node-id --num-partitions --auto-create --no-auto-create --offsets-topic-partitions --group-initial-rebalance-delay-ms --log-level -h --help'
+            vopts='--log-dir --host --port --advertised-address --node-id --num-partitions --offsets-topic-partitions --group-initial-rebalance-delay-ms --log-level' ;;
     esac
 }
 
@@ -71,6 +79,7 @@ _pylogctl_value() {
         'retention|-o'|'retention|--output') _pylogctl_words 'text json ndjson yaml' ;;
         'truncate|--backup-dir') _pylogctl_dirs ;;
         'truncate|-o'|'truncate|--output') _pylogctl_words 'text json ndjson yaml' ;;
+        'broker start|--log-dir') _pylogctl_dirs ;;
     esac
     return 0
 }

@@ -56,6 +56,7 @@ def _register() -> None:
     # each module adds its command to ``app``
     from . import (compact, config, consumer_groups, dump_segment,  # noqa: F401
                    rebuild_index, recover, retention, sample, truncate)
+    from . import broker  # noqa: F401
 
 
 _register()

@@ -25,6 +25,7 @@ whole batch goes), leaving an offset gap that the next load would not see.
 
 from __future__ import annotations
 
+import enum
 import logging
 import os
 from dataclasses import dataclass
@@ -32,21 +33,26 @@ from typing import Callable, Iterator
 
 from ..errors import PylogctlError
 from ..format.log_stream import iter_batches
+from ..format.record import NO_TIMESTAMP
 from .backup import Backup
 from .checkpoint import EpochEntry
-from .file_records import FileRecords
+from .file_records import FileRecords, TimestampAndOffset
 from .files import delete_if_exists, fsync_dir, match_dir_owner
 from .leader_epoch_cache import LeaderEpochFileCache
 from .load_plan import LoadResult
 from .loader import apply_load, plan_load
 from .lock import LogDirLock
 from .log_config import LogConfig
+from .log_offset_metadata import LogOffsetMetadata
 from .log_segments import LogSegments
+from .offset_index import OffsetPosition
+from .log_validator import RecordBatchTooLargeError, validate_and_assign_offsets
 from .naming import DELETED_FILE_SUFFIX
 from .producer_append import AppendOrigin
-from .producer_state import (ProducerStateManager, analyze_and_validate_producer_state,
-                             rebuild_producer_state)
+from .producer_state import (ProducerStateManager, ProducerStateUpdate,
+                             analyze_and_validate_producer_state, rebuild_producer_state)
 from .segment import LogSegment, RollParams, wall_clock_ms
+from .transaction_index import AbortedTxn
 
 logger = logging.getLogger(__name__)
 
@@ -79,11 +85,57 @@ class TruncationResult:
 
 @dataclass(frozen=True)
 class AppendInfo:
+    """What an append did (Kafka's ``LogAppendInfo``). A leader append that repeats one of its
+    producer's last 5 batches writes nothing: ``duplicate`` is set and the offsets (and
+    ``log_append_time``) are the original append's."""
+
     first_offset: int
     last_offset: int
     max_timestamp: int
     bytes: int
     rolled: bool
+    log_append_time: int = NO_TIMESTAMP
+    log_start_offset: int = 0
+    duplicate: bool = False
+
+
+class OffsetOutOfRangeError(LogError):
+    """Kafka's ``OffsetOutOfRangeException``: a read or lookup outside the log."""
+
+
+class FetchIsolation(enum.Enum):
+    """How far a read may go (Kafka's ``FetchIsolation``): the log end (followers), the high
+    watermark (read_uncommitted consumers) or the last stable offset (read_committed)."""
+
+    LOG_END = "log_end"
+    HIGH_WATERMARK = "high_watermark"
+    TXN_COMMITTED = "txn_committed"
+
+
+@dataclass(frozen=True)
+class LogReadInfo:
+    """What :meth:`Log.read` found (Kafka's ``FetchDataInfo``), located rather than copied:
+    ``size`` bytes from ``fetch_offset_metadata``'s position in the segment file ``path``
+    (None when nothing is read), so a broker can send them with ``sendfile``.
+    ``aborted_transactions`` is None unless asked for (read_committed)."""
+
+    fetch_offset_metadata: LogOffsetMetadata
+    path: str | None = None
+    size: int = 0
+    first_entry_incomplete: bool = False
+    aborted_transactions: tuple[AbortedTxn, ...] | None = None
+
+    @property
+    def position(self) -> int:
+        return self.fetch_offset_metadata.relative_position_in_segment
+
+    def read_bytes(self) -> bytes:
+        """The bytes themselves (a copy), for callers that do not send from the file."""
+        if self.path is None or self.size == 0:
+            return b""
+        with open(self.path, "rb") as f:
+            f.seek(self.position)
+            return f.read(self.size)
 
 
 class Log:
@@ -175,6 +227,132 @@ class Log:
         self.recovery_point = min(self.recovery_point, offset)
         if self.high_watermark >= offset:
             self.high_watermark = offset
+
+    @property
+    def first_unstable_offset(self) -> int | None:
+        """The first offset of a transaction still open, or decided above the high watermark."""
+        return self.producer_state.first_unstable_offset()
+
+    @property
+    def last_stable_offset(self) -> int:
+        """Kafka's LSO: the first unstable offset when it is below the high watermark, else
+        the high watermark. read_committed consumers read up to it."""
+        unstable = self.producer_state.first_unstable_offset()
+        if unstable is not None and unstable < self.high_watermark:
+            return unstable
+        return self.high_watermark
+
+    # -- reads -----------------------------------------------------------------------------------
+    def _offset_metadata(self, offset: int) -> LogOffsetMetadata:
+        """``offset`` with its segment and byte position (the batch holding it; the end of the
+        active segment for the log end offset)."""
+        if offset >= self._log_end_offset:
+            active = self.active_segment
+            return LogOffsetMetadata(self._log_end_offset, active.base_offset, active.size)
+        segment = self.segments.floor(offset)
+        if segment is None:
+            return LogOffsetMetadata(offset)
+        hit = segment.translate_offset(offset)
+        if hit is None:
+            return LogOffsetMetadata(offset, segment.base_offset, segment.size)
+        return LogOffsetMetadata(offset, segment.base_offset, hit.position)
+
+    def read(self, start_offset: int, max_length: int,
+             isolation: FetchIsolation = FetchIsolation.HIGH_WATERMARK,
+             min_one_message: bool = True) -> LogReadInfo:
+        """Kafka's ``UnifiedLog.read``/``LocalLog.read``: at most ``max_length`` bytes from the
+        batch holding ``start_offset`` on (the whole first batch even if larger when
+        ``min_one_message``), never past the isolation's bound; nothing when the start is at
+        or above the bound. A read_committed read also collects the aborted transactions
+        overlapping what it returns. :class:`OffsetOutOfRangeError` below the log start or
+        above the log end."""
+        self._check_open()
+        if start_offset < self.log_start_offset:
+            raise OffsetOutOfRangeError(
+                f"Received request for offset {start_offset} for partition "
+                f"{os.path.basename(self.dir)}, but we only have log segments starting from "
+                f"offset: {self.log_start_offset}.")
+        if isolation is FetchIsolation.LOG_END:
+            bound = self._log_end_offset
+        elif isolation is FetchIsolation.HIGH_WATERMARK:
+            bound = self.high_watermark
+        else:
+            bound = self.last_stable_offset
+        with_aborted = isolation is FetchIsolation.TXN_COMMITTED
+        segment = self.segments.floor(start_offset)
+        if start_offset > self._log_end_offset or segment is None:
+            raise OffsetOutOfRangeError(
+                f"Received request for offset {start_offset} for partition "
+                f"{os.path.basename(self.dir)}, but we only have log segments upto "
+                f"{self._log_end_offset}.")
+        empty_aborted = () if with_aborted else None
+        if start_offset >= bound:
+            return LogReadInfo(self._offset_metadata(start_offset),
+                               aborted_transactions=empty_aborted)
+        bound_metadata = self._offset_metadata(bound)
+        while segment is not None:
+            if segment.base_offset < bound_metadata.segment_base_offset:
+                max_position = segment.size
+            else:
+                max_position = bound_metadata.relative_position_in_segment
+            found = segment.locate(start_offset, max_length, max_position, min_one_message)
+            if found is not None:
+                size = found.size or 0
+                aborted = (self._aborted_transactions(start_offset, segment, found.metadata,
+                                                      size) if with_aborted else None)
+                return LogReadInfo(found.metadata, segment.log.path if size else None, size,
+                                   found.first_entry_incomplete, aborted)
+            segment = self.segments.higher(segment.base_offset)
+        return LogReadInfo(self._offset_metadata(self._log_end_offset),
+                           aborted_transactions=empty_aborted)
+
+    def _aborted_transactions(self, start_offset: int, segment: LogSegment,
+                              start: LogOffsetMetadata, size: int) -> tuple[AbortedTxn, ...]:
+        """``addAbortedTransactions``: the aborted transactions overlapping the read, searched
+        from its segment up to an offset surely past the bytes read."""
+        upper = segment.fetch_upper_bound_offset(
+            OffsetPosition(start.message_offset, start.relative_position_in_segment), size)
+        if upper is None:
+            following = self.segments.higher(segment.base_offset)
+            upper = following.base_offset if following is not None else self._log_end_offset
+        found: list[AbortedTxn] = []
+        current: LogSegment | None = segment
+        while current is not None:
+            result = current.collect_aborted_txns(start_offset, upper)
+            found.extend(result.aborted_transactions)
+            if result.is_complete:
+                break
+            current = self.segments.higher(current.base_offset)
+        return tuple(found)
+
+    def fetch_offset_by_timestamp(self, timestamp: int) -> TimestampAndOffset | None:
+        """Kafka's ``fetchOffsetByTimestamp`` for a real timestamp: the first record at or
+        after it, found through the first segment whose largest timestamp reaches it and its
+        time index. The special targets (earliest, latest, max timestamp) are the caller's."""
+        self._check_open()
+        for segment in self.segments:
+            if segment.largest_timestamp >= timestamp:
+                return segment.find_offset_by_timestamp(timestamp, self.log_start_offset)
+        return None
+
+    def offset_of_max_timestamp(self) -> TimestampAndOffset | None:
+        """ListOffsets' MAX_TIMESTAMP (-3): the record with the largest timestamp (the first
+        such) and its offset."""
+        self._check_open()
+        best: LogSegment | None = None
+        for segment in self.segments:
+            if best is None or segment.max_timestamp_so_far > best.max_timestamp_so_far:
+                best = segment
+        if best is None or best.max_timestamp_so_far < 0:
+            return None
+        return best.find_offset_by_timestamp(best.max_timestamp_so_far, self.log_start_offset)
+
+    def end_offset_for_epoch(self, leader_epoch: int) -> tuple[int, int] | None:
+        """Kafka's ``endOffsetForEpoch`` (OffsetForLeaderEpoch): ``(epoch, end offset)`` or
+        None when the cache has no answer."""
+        epoch, offset = self.leader_epoch_cache.end_offset_for(leader_epoch,
+                                                               self._log_end_offset)
+        return None if offset < 0 else (epoch, offset)
 
     # -- deleting segments ---------------------------------------------------------------------
     def _save(self, *paths: str, will_delete: bool = False) -> None:
@@ -397,28 +575,88 @@ class Log:
                            f"segment size {self.config.segment_bytes}")
         best = max(batches, key=lambda b: b.max_timestamp)
         first_offset, last_offset = batches[0].base_offset, batches[-1].last_offset
-        params = RollParams(self.config.max_segment_ms(), self.config.segment_bytes,
-                            best.max_timestamp, last_offset, len(records), wall_clock_ms())
-        rolled = self.active_segment.should_roll(params)
-        if rolled:
-            self.roll(first_offset)
+        rolled = self._maybe_roll(first_offset, last_offset, best.max_timestamp, len(records))
         update = analyze_and_validate_producer_state(self.producer_state, batches,
                                                      AppendOrigin.REPLICATION)
         for batch in batches:
             if batch.magic >= 2 and batch.partition_leader_epoch >= 0:
                 self.leader_epoch_cache.assign(batch.partition_leader_epoch, batch.base_offset)
+        self._write(records, last_offset, best.max_timestamp, best.last_offset, update)
+        return AppendInfo(first_offset, last_offset, best.max_timestamp, len(records), rolled,
+                          log_start_offset=self.log_start_offset)
+
+    def append_as_leader(self, records: bytes | bytearray | memoryview, leader_epoch: int,
+                         origin: AppendOrigin = AppendOrigin.CLIENT, *,
+                         now_ms: int | None = None) -> AppendInfo:
+        """Append one v2 batch as the partition leader (Kafka's ``appendAsLeader``): validate
+        it and give it the next offsets and ``leader_epoch``
+        (:func:`~pylogctl.storage.log_validator.validate_and_assign_offsets`: in place, so the
+        producer's compressed bytes are written as they came), start the epoch in the
+        leader-epoch cache, roll when Kafka would, then check it against its producer's state
+        (``origin``: a client's sequences, a coordinator's epochs). A retried batch (same
+        producer epoch and sequence range as one of the producer's last 5) is not written
+        again: the result carries the original offsets and ``duplicate``.
+
+        Raises the validator's errors, ``CorruptRecordError``, the producer-state errors and
+        :class:`~pylogctl.storage.log_validator.RecordBatchTooLargeError`; nothing is written
+        then. The high watermark is not moved: that is the replica layer's business (a
+        single-replica leader moves it to the log end once the append is written)."""
+        self._check_open()
+        now = wall_clock_ms() if now_ms is None else now_ms
+        first_offset = self._log_end_offset
+        result = validate_and_assign_offsets(records, first_offset, leader_epoch, self.config,
+                                             origin, now, os.path.basename(self.dir))
+        batch = result.batch
+        size = batch.size_in_bytes
+        if size > self.config.segment_bytes:
+            raise RecordBatchTooLargeError(
+                f"Message batch size is {size} bytes in append to partition "
+                f"{os.path.basename(self.dir)}, which exceeds the maximum configured segment "
+                f"size of {self.config.segment_bytes}.")
+        last_offset = batch.last_offset
+        self.leader_epoch_cache.assign(leader_epoch, first_offset)
+        rolled = self._maybe_roll(first_offset, last_offset, result.max_timestamp, size)
+        update = analyze_and_validate_producer_state(self.producer_state, [batch], origin)
+        if update.duplicate is not None:
+            dup = update.duplicate
+            # Kafka reports the cached batch's timestamp as its log-append time, whatever the
+            # topic's timestamp type
+            return AppendInfo(dup.first_offset, dup.last_offset, result.max_timestamp, 0, rolled,
+                              dup.timestamp, self.log_start_offset, duplicate=True)
+        self._write(result.records, last_offset, result.max_timestamp,
+                    result.shallow_offset_of_max_timestamp, update)
+        return AppendInfo(first_offset, last_offset, result.max_timestamp, size, rolled,
+                          result.log_append_time, self.log_start_offset)
+
+    def _maybe_roll(self, first_offset: int, last_offset: int, max_timestamp: int,
+                    size: int) -> bool:
+        """Kafka's ``maybeRoll``: a new segment at ``first_offset`` when the active one is
+        full, too old, its indexes are full, or the offsets would overflow it."""
+        params = RollParams(self.config.max_segment_ms(), self.config.segment_bytes,
+                            max_timestamp, last_offset, size, wall_clock_ms())
+        rolled = self.active_segment.should_roll(params)
+        if rolled:
+            self.roll(first_offset)
+        return rolled
+
+    def _write(self, records: bytes | bytearray | memoryview, last_offset: int,
+               max_timestamp: int, shallow_offset_of_max_timestamp: int,
+               update: ProducerStateUpdate) -> None:
+        """Write validated batches to the active segment, then apply their producer state:
+        the producers' new entries, the transactions their markers complete (aborted ones
+        indexed in the ``.txnindex`` with the last stable offset of the moment), the map end
+        offset; the log end offset moves right after the write, as in Kafka."""
         segment = self.active_segment
-        segment.append(last_offset, best.max_timestamp, best.last_offset, records)
+        segment.append(last_offset, max_timestamp, shallow_offset_of_max_timestamp, records)
+        self._log_end_offset = last_offset + 1
         for info in update.updated_producers.values():
             self.producer_state.apply(info)
         for txn in update.completed_txns:
             segment.update_txn_index(txn, self.producer_state.last_stable_offset(txn))
             self.producer_state.complete_txn(txn)
         self.producer_state.update_map_end_offset(last_offset + 1)
-        self._log_end_offset = last_offset + 1
         if self._log_end_offset - self.recovery_point >= self.config.flush_messages:
             self.flush()
-        return AppendInfo(first_offset, last_offset, best.max_timestamp, len(records), rolled)
 
     def flush(self, offset: int | None = None) -> None:
         """fsync every segment holding offsets below ``offset`` (default: everything, the

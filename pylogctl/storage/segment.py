@@ -65,6 +65,16 @@ def wall_clock_ms() -> int:
 
 
 @dataclass(frozen=True)
+class SegmentSlice:
+    """Where a read lands in a segment's ``.log``: from the position in ``metadata``, ``size``
+    bytes (None: the position only)."""
+
+    metadata: LogOffsetMetadata
+    size: int | None
+    first_entry_incomplete: bool
+
+
+@dataclass(frozen=True)
 class RollParams:
     """What an append brings, for :meth:`LogSegment.should_roll`."""
 
@@ -281,6 +291,21 @@ class LogSegment:
         whole first batch even if it is larger than ``max_size``. Kafka's "max position
         unknown" case is ``read(offset, 0)``: the position metadata and no bytes.
         """
+        found = self.locate(start_offset, max_size, max_position, min_one_message)
+        if found is None:
+            return None
+        if found.size is None:
+            return FetchDataInfo(found.metadata)
+        return FetchDataInfo(found.metadata,
+                             self.log.read(found.metadata.relative_position_in_segment,
+                                           found.size),
+                             first_entry_incomplete=found.first_entry_incomplete)
+
+    def locate(self, start_offset: int, max_size: int, max_position: int | None = None,
+               min_one_message: bool = False) -> "SegmentSlice | None":
+        """Where :meth:`read` would read, without reading: the position metadata and the byte
+        count (None for Kafka's "max position unknown" ``read(offset, 0)``), so a broker can
+        send the bytes straight from the file (``sendfile``)."""
         if max_size < 0:
             raise ValueError(f"Invalid max size {max_size} for log read from segment "
                              f"{self.log.path}")
@@ -290,13 +315,12 @@ class LogSegment:
         metadata = LogOffsetMetadata(start_offset, self.base_offset, hit.position)
         adjusted = max(max_size, hit.size) if min_one_message else max_size
         if adjusted == 0:
-            return FetchDataInfo(metadata)
+            return SegmentSlice(metadata, None, False)
         end = self.size if max_position is None else max_position
         fetch_size = min(end - hit.position, adjusted)
         if fetch_size < 0:
             raise ValueError(f"Invalid size: {fetch_size} in read from {self.log.path}")
-        return FetchDataInfo(metadata, self.log.read(hit.position, fetch_size),
-                             first_entry_incomplete=adjusted < hit.size)
+        return SegmentSlice(metadata, fetch_size, adjusted < hit.size)
 
     def read_next_offset(self) -> int:
         """The offset after the last batch (the base offset when empty); scans from the last

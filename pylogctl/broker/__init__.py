@@ -1,0 +1,13 @@
+"""A Kafka broker over a log dir: real clients produce and consume through it, and it writes
+exactly the on-disk format the offline commands read.
+
+Layers, as in Kafka: :mod:`.socket_server` (framing, per-connection order) ->
+:mod:`.kafka_apis` (one handler per API) -> :mod:`.replica_manager` (partitions, appends,
+delayed fetches), :mod:`.group_coordinator` (classic groups, ``__consumer_offsets``) ->
+:mod:`.log_manager` (the log dir) -> :mod:`pylogctl.storage` (the engine). The protocol
+library (kio) is confined to :mod:`.protocol` and loaded on first use.
+"""
+
+from .server import Broker, BrokerConfig, serve
+
+__all__ = ["Broker", "BrokerConfig", "serve"]

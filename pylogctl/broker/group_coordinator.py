@@ -1,0 +1,593 @@
+"""The classic group coordinator (Kafka's ``GroupCoordinator`` and ``GroupMetadataManager``):
+JoinGroup/SyncGroup rebalances, heartbeats and session expiry, LeaveGroup, offset commits and
+fetches, with groups and offsets stored in ``__consumer_offsets`` as Kafka stores them.
+
+Records, written through the leader append path with the coordinator's origin, one batch per
+request: an offset commit is ``OffsetCommitKey`` v1 -> ``OffsetCommitValue`` v3 (offset,
+leader epoch, metadata, commit timestamp), a group is ``GroupMetadataKey`` v2 ->
+``GroupMetadataValue`` v3, written when the leader's SyncGroup assignment makes the group
+Stable and when a rebalance leaves it Empty. So ``pylogctl consumer-groups --describe`` reads
+what this coordinator wrote. A group lives in partition ``abs(hash(group)) % N`` of the
+offsets topic, created with ``offsets.topic.num.partitions`` partitions on first use.
+
+The rebalance follows ``consumer-groups.md`` §8: a new dynamic member of a JoinGroup v4+
+first gets MEMBER_ID_REQUIRED with its id; the first rebalance of an Empty group waits
+``group.initial.rebalance.delay.ms`` (extended while members keep arriving, up to the
+rebalance timeout); later ones complete as soon as every member rejoined, or at the
+rebalance timeout, dropping those that did not; the leader gets every member's subscription,
+its SyncGroup fans the assignment out. A member that stops heartbeating for its session
+timeout is removed and the group rebalances.
+
+Differences from Kafka, deliberate for now: at start-up the groups are loaded from the log with
+their offsets, generation and protocol, but without members (the group is Empty: members
+rejoin, where Kafka would wait out their sessions); a static member that rejoins with a new
+member id triggers a rebalance instead of silently replacing its predecessor. Transactional
+offset commits are not handled yet.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..format.builder import RecordBatchBuilder
+from ..format.group_coordinator_records import GroupRecordType, encode_group_record
+from ..groups.group_loader import load_offsets_partition
+from ..groups.partitioner import partition_for
+from ..storage.log_config import LogConfig
+from ..storage.producer_append import AppendOrigin
+from .error_codes import Errors, error_for
+from .replica_manager import OFFSETS_TOPIC, Partition, ReplicaManager
+
+logger = logging.getLogger(__name__)
+
+EMPTY, PREPARING, COMPLETING, STABLE, DEAD = ("Empty", "PreparingRebalance",
+                                              "CompletingRebalance", "Stable", "Dead")
+NEW_MEMBER_JOIN_TIMEOUT_MS = 5 * 60 * 1000
+OFFSET_COMMIT_VALUE_VERSION = 3
+GROUP_METADATA_VALUE_VERSION = 3
+OFFSETS_TOPIC_CONFIG = LogConfig(cleanup_policy=("compact",), segment_bytes=100 * 1024 * 1024)
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+@dataclass(frozen=True)
+class GroupConfig:
+    offsets_topic_partitions: int = 50
+    initial_rebalance_delay_ms: int = 3000
+    min_session_timeout_ms: int = 6000
+    max_session_timeout_ms: int = 1_800_000
+    max_size: int = 2**31 - 1
+    offset_metadata_max_bytes: int = 4096
+
+
+@dataclass
+class CommittedOffset:
+    offset: int
+    leader_epoch: int
+    metadata: str
+    commit_timestamp: int
+
+
+@dataclass
+class Member:
+    member_id: str
+    group_instance_id: str | None
+    client_id: str
+    client_host: str
+    rebalance_timeout_ms: int
+    session_timeout_ms: int
+    protocol_type: str
+    protocols: list[tuple[str, bytes]]
+    assignment: bytes = b""
+    join_future: asyncio.Future[dict[str, Any]] | None = None
+    sync_future: asyncio.Future[dict[str, Any]] | None = None
+    expiry: asyncio.TimerHandle | None = None
+
+    def metadata(self, protocol: str) -> bytes:
+        for name, data in self.protocols:
+            if name == protocol:
+                return data
+        raise ValueError(f"member {self.member_id} does not support {protocol}")
+
+    def matches(self, protocols: list[tuple[str, bytes]]) -> bool:
+        return self.protocols == protocols
+
+
+@dataclass
+class Group:
+    group_id: str
+    state: str = EMPTY
+    protocol_type: str | None = None
+    protocol_name: str | None = None
+    generation: int = 0
+    leader_id: str | None = None
+    members: dict[str, Member] = field(default_factory=dict)
+    pending_members: set[str] = field(default_factory=set)
+    offsets: dict[tuple[str, int], CommittedOffset] = field(default_factory=dict)
+    state_timestamp: int = -1
+    new_member_added: bool = False
+    join_timer: asyncio.TimerHandle | None = None
+    initial_remaining_ms: int = 0
+
+    def transition(self, state: str) -> None:
+        self.state = state
+        self.state_timestamp = now_ms()
+
+    def supports(self, protocol_type: str, protocols: list[tuple[str, bytes]]) -> bool:
+        names = {n for n, _ in protocols}
+        if self.state == EMPTY or not self.members:
+            return bool(protocol_type) and bool(names)
+        if protocol_type != self.protocol_type:
+            return False
+        return bool(names & self.candidates())
+
+    def candidates(self) -> set[str]:
+        sets = [{n for n, _ in m.protocols} for m in self.members.values()]
+        return set.intersection(*sets) if sets else set()
+
+    def select_protocol(self) -> str:
+        """Each member votes for its first candidate; the most votes win (first on ties)."""
+        candidates = self.candidates()
+        votes: dict[str, int] = {}
+        for member in self.members.values():
+            choice = next(n for n, _ in member.protocols if n in candidates)
+            votes[choice] = votes.get(choice, 0) + 1
+        return max(votes, key=lambda n: votes[n])
+
+    def all_joined(self) -> bool:
+        return (not self.pending_members
+                and all(m.join_future is not None for m in self.members.values()))
+
+    @property
+    def rebalance_timeout_ms(self) -> int:
+        return max((m.rebalance_timeout_ms for m in self.members.values()), default=0)
+
+
+class GroupCoordinator:
+    """Every classic group whose offsets partition this node leads (all of them)."""
+
+    def __init__(self, replicas: ReplicaManager, config: GroupConfig = GroupConfig()) -> None:
+        self.replicas = replicas
+        self.config = config
+        self.groups: dict[str, Group] = {}
+
+    # -- the offsets topic ----------------------------------------------------------------------
+    @property
+    def partition_count(self) -> int:
+        topic = self.replicas.topics.get(OFFSETS_TOPIC)
+        return len(topic.partitions) if topic else self.config.offsets_topic_partitions
+
+    def ensure_offsets_topic(self) -> None:
+        if OFFSETS_TOPIC not in self.replicas.topics:
+            self.replicas.create_topic(OFFSETS_TOPIC, self.config.offsets_topic_partitions,
+                                       OFFSETS_TOPIC_CONFIG)
+
+    def startup(self) -> None:
+        """Load the groups and offsets stored in ``__consumer_offsets`` (see the module
+        docstring: members are not restored)."""
+        topic = self.replicas.topics.get(OFFSETS_TOPIC)
+        if topic is None:
+            return
+        for partition in topic.partitions.values():
+            loaded = load_offsets_partition(partition.log.dir, partition.index,
+                                            log_start_offset=partition.log.log_start_offset)
+            for note in loaded.notes:
+                logger.warning("%s", note)
+            for gid, stored in loaded.groups.items():
+                group = Group(gid, protocol_type=stored.protocol_type or None,
+                              generation=stored.generation or 0)
+                group.offsets = {(tp.topic, tp.partition): CommittedOffset(
+                    o.offset, -1 if o.leader_epoch is None else o.leader_epoch, o.metadata,
+                    o.commit_timestamp) for tp, o in stored.offsets.items()}
+                self.groups[gid] = group
+
+    def offsets_partition(self, group_id: str) -> Partition:
+        self.ensure_offsets_topic()
+        index = partition_for(group_id, self.partition_count)
+        partition = self.replicas.partition(OFFSETS_TOPIC, index)
+        assert partition is not None
+        return partition
+
+    def _store(self, group_id: str, records: list[tuple[bytes, bytes | None]]) -> Errors:
+        """Append one batch of coordinator records; Kafka's commit error mapping applies."""
+        stamp = now_ms()
+        builder = RecordBatchBuilder(base_offset=0)
+        for key, value in records:
+            builder.append(stamp, key, value)
+        try:
+            self.replicas.append(self.offsets_partition(group_id), builder.build(),
+                                 AppendOrigin.COORDINATOR)
+        except Exception as exc:  # noqa: BLE001 - every storage failure becomes an error code
+            logger.exception("Storing records of group %s failed", group_id)
+            code = error_for(exc)
+            if code in (Errors.MESSAGE_TOO_LARGE, Errors.RECORD_LIST_TOO_LARGE):
+                return Errors.INVALID_COMMIT_OFFSET_SIZE
+            if code == Errors.KAFKA_STORAGE_ERROR:
+                return Errors.NOT_COORDINATOR
+            return code
+        return Errors.NONE
+
+    def _store_group(self, group: Group) -> Errors:
+        members = [{"memberId": m.member_id, "groupInstanceId": m.group_instance_id,
+                    "clientId": m.client_id, "clientHost": m.client_host,
+                    "rebalanceTimeout": m.rebalance_timeout_ms,
+                    "sessionTimeout": m.session_timeout_ms,
+                    "subscription": (m.metadata(group.protocol_name)
+                                     if group.protocol_name else b""),
+                    "assignment": m.assignment} for m in group.members.values()]
+        value = {"protocolType": group.protocol_type or "", "generation": group.generation,
+                 "protocol": group.protocol_name, "leader": group.leader_id,
+                 "currentStateTimestamp": group.state_timestamp, "members": members}
+        record = encode_group_record(GroupRecordType.GROUP_METADATA, {"group": group.group_id},
+                                     GROUP_METADATA_VALUE_VERSION, value)
+        return self._store(group.group_id, [record])
+
+    # -- JoinGroup ------------------------------------------------------------------------------
+    async def join_group(self, group_id: str, member_id: str, group_instance_id: str | None,
+                         require_known_member_id: bool, client_id: str, client_host: str,
+                         rebalance_timeout_ms: int, session_timeout_ms: int,
+                         protocol_type: str, protocols: list[tuple[str, bytes]]
+                         ) -> dict[str, Any]:
+        if not group_id:
+            return _join_error(Errors.INVALID_GROUP_ID, member_id)
+        if not (self.config.min_session_timeout_ms <= session_timeout_ms
+                <= self.config.max_session_timeout_ms):
+            return _join_error(Errors.INVALID_SESSION_TIMEOUT, member_id)
+        self.ensure_offsets_topic()
+        group = self.groups.get(group_id)
+        if group is None:
+            if member_id:
+                return _join_error(Errors.UNKNOWN_MEMBER_ID, member_id)
+            group = self.groups[group_id] = Group(group_id)
+        if group.state == DEAD:
+            return _join_error(Errors.COORDINATOR_NOT_AVAILABLE, member_id)
+        if not group.supports(protocol_type, protocols):
+            return _join_error(Errors.INCONSISTENT_GROUP_PROTOCOL, member_id)
+        if len(group.members) >= self.config.max_size and member_id not in group.members:
+            return _join_error(Errors.GROUP_MAX_SIZE_REACHED, "")
+        loop = asyncio.get_running_loop()
+        if not member_id:
+            member_id = f"{group_instance_id or client_id}-{uuid.uuid4()}"
+            if require_known_member_id:
+                group.pending_members.add(member_id)
+                loop.call_later(session_timeout_ms / 1000, self._expire_pending, group,
+                                member_id)
+                return _join_error(Errors.MEMBER_ID_REQUIRED, member_id)
+            if group_instance_id is not None:
+                old = next((m for m in group.members.values()
+                            if m.group_instance_id == group_instance_id), None)
+                if old is not None:
+                    self._remove_member(group, old)
+        elif member_id in group.pending_members:
+            group.pending_members.discard(member_id)
+        elif member_id not in group.members:
+            return _join_error(Errors.UNKNOWN_MEMBER_ID, member_id)
+        member = group.members.get(member_id)
+        if member is None:
+            member = Member(member_id, group_instance_id, client_id, client_host,
+                            rebalance_timeout_ms, session_timeout_ms, protocol_type, protocols)
+            group.members[member_id] = member
+            if group.leader_id is None:
+                group.leader_id = member_id
+            if group.state == PREPARING and group.generation == 0:
+                group.new_member_added = True
+            self._schedule_expiry(group, member, NEW_MEMBER_JOIN_TIMEOUT_MS)
+        elif group.state == COMPLETING and member.matches(protocols):
+            return self._join_response(group, member)  # a retried join: answer it again
+        elif group.state == STABLE and member_id != group.leader_id and \
+                member.matches(protocols):
+            return {**self._join_response(group, member), "members": []}
+        else:
+            member.protocols = protocols
+            member.rebalance_timeout_ms = rebalance_timeout_ms
+            member.session_timeout_ms = session_timeout_ms
+        member.join_future = loop.create_future()
+        future = member.join_future
+        self._maybe_prepare_rebalance(group)
+        self._try_complete_join(group)
+        return await future
+
+    def _join_response(self, group: Group, member: Member) -> dict[str, Any]:
+        is_leader = member.member_id == group.leader_id
+        members = ([{"member_id": m.member_id, "group_instance_id": m.group_instance_id,
+                     "metadata": m.metadata(group.protocol_name)}
+                    for m in group.members.values()] if is_leader and group.protocol_name
+                   else [])
+        return {"error_code": Errors.NONE, "generation_id": group.generation,
+                "protocol_type": group.protocol_type, "protocol_name": group.protocol_name,
+                "leader": group.leader_id or "", "member_id": member.member_id,
+                "members": members, "skip_assignment": False}
+
+    def _maybe_prepare_rebalance(self, group: Group) -> None:
+        if group.state not in (STABLE, COMPLETING, EMPTY):
+            return
+        if group.state == COMPLETING:
+            for member in group.members.values():
+                member.assignment = b""
+                _complete(member, "sync_future", _sync_error(Errors.REBALANCE_IN_PROGRESS))
+        loop = asyncio.get_running_loop()
+        if group.join_timer is not None:
+            group.join_timer.cancel()
+        if group.state == EMPTY:
+            delay = self.config.initial_rebalance_delay_ms
+            group.initial_remaining_ms = max(group.rebalance_timeout_ms - delay, 0)
+            group.join_timer = loop.call_later(delay / 1000, self._initial_join_expired, group)
+        else:
+            group.initial_remaining_ms = -1
+            group.join_timer = loop.call_later(group.rebalance_timeout_ms / 1000,
+                                               self._complete_join, group)
+        group.transition(PREPARING)
+
+    def _initial_join_expired(self, group: Group) -> None:
+        if group.new_member_added and group.initial_remaining_ms > 0:
+            group.new_member_added = False
+            delay = min(self.config.initial_rebalance_delay_ms, group.initial_remaining_ms)
+            group.initial_remaining_ms -= delay
+            group.join_timer = asyncio.get_running_loop().call_later(
+                delay / 1000, self._initial_join_expired, group)
+            return
+        self._complete_join(group)
+
+    def _try_complete_join(self, group: Group) -> None:
+        """A delayed join (not the initial one) completes once every member rejoined."""
+        if group.state == PREPARING and group.initial_remaining_ms < 0 and group.all_joined():
+            self._complete_join(group)
+
+    def _complete_join(self, group: Group) -> None:
+        if group.state != PREPARING:
+            return
+        if group.join_timer is not None:
+            group.join_timer.cancel()
+            group.join_timer = None
+        for member in [m for m in group.members.values() if m.join_future is None
+                       and m.group_instance_id is None]:
+            self._remove_member(group, member, rebalance=False)
+        joined = [m for m in group.members.values() if m.join_future is not None]
+        if group.leader_id not in group.members or \
+                group.members[group.leader_id].join_future is None:
+            group.leader_id = joined[0].member_id if joined else None
+        if not group.members:
+            group.generation += 1
+            group.protocol_name = None
+            group.transition(EMPTY)
+            self._store_group(group)
+            return
+        if not joined:  # only static members that did not rejoin: wait again
+            group.join_timer = asyncio.get_running_loop().call_later(
+                group.rebalance_timeout_ms / 1000, self._complete_join, group)
+            return
+        group.generation += 1
+        group.protocol_type = joined[0].protocol_type
+        group.protocol_name = group.select_protocol()
+        group.transition(COMPLETING)
+        for member in group.members.values():
+            response = self._join_response(group, member)
+            _complete(member, "join_future", response)
+            self._schedule_expiry(group, member, member.session_timeout_ms)
+
+    # -- SyncGroup ------------------------------------------------------------------------------
+    async def sync_group(self, group_id: str, generation: int, member_id: str,
+                         protocol_type: str | None, protocol_name: str | None,
+                         assignments: dict[str, bytes]) -> dict[str, Any]:
+        group = self.groups.get(group_id)
+        if group is None or member_id not in group.members:
+            return _sync_error(Errors.UNKNOWN_MEMBER_ID)
+        member = group.members[member_id]
+        if generation != group.generation:
+            return _sync_error(Errors.ILLEGAL_GENERATION)
+        if (protocol_type is not None and protocol_type != group.protocol_type) or \
+                (protocol_name is not None and protocol_name != group.protocol_name):
+            return _sync_error(Errors.INCONSISTENT_GROUP_PROTOCOL)
+        if group.state == EMPTY:
+            return _sync_error(Errors.UNKNOWN_MEMBER_ID)
+        if group.state == PREPARING:
+            return _sync_error(Errors.REBALANCE_IN_PROGRESS)
+        self._schedule_expiry(group, member, member.session_timeout_ms)
+        if group.state == STABLE:
+            return self._sync_response(group, member)
+        member.sync_future = asyncio.get_running_loop().create_future()
+        future = member.sync_future
+        if member_id == group.leader_id:
+            for m in group.members.values():
+                m.assignment = assignments.get(m.member_id, b"")
+            error = self._store_group(group)
+            if group.state == COMPLETING and group.generation == generation:
+                if error != Errors.NONE:
+                    for m in group.members.values():
+                        m.assignment = b""
+                        _complete(m, "sync_future", _sync_error(error))
+                    self._maybe_prepare_rebalance(group)
+                else:
+                    group.transition(STABLE)
+                    for m in group.members.values():
+                        _complete(m, "sync_future", self._sync_response(group, m))
+        return await future
+
+    @staticmethod
+    def _sync_response(group: Group, member: Member) -> dict[str, Any]:
+        return {"error_code": Errors.NONE, "protocol_type": group.protocol_type,
+                "protocol_name": group.protocol_name, "assignment": member.assignment}
+
+    # -- heartbeats and leaving -----------------------------------------------------------------
+    def heartbeat(self, group_id: str, generation: int, member_id: str) -> Errors:
+        group = self.groups.get(group_id)
+        if group is None or member_id not in group.members or group.state in (EMPTY, DEAD):
+            return Errors.UNKNOWN_MEMBER_ID
+        member = group.members[member_id]
+        if group.state == COMPLETING:
+            self._schedule_expiry(group, member, member.session_timeout_ms)
+            return Errors.NONE
+        if group.state == PREPARING:
+            self._schedule_expiry(group, member, member.session_timeout_ms)
+            return Errors.REBALANCE_IN_PROGRESS
+        if generation != group.generation:
+            return Errors.ILLEGAL_GENERATION
+        self._schedule_expiry(group, member, member.session_timeout_ms)
+        return Errors.NONE
+
+    def leave_group(self, group_id: str, members: list[tuple[str, str | None]]
+                    ) -> tuple[Errors, list[tuple[str, str | None, Errors]]]:
+        group = self.groups.get(group_id)
+        if group is None:
+            return Errors.UNKNOWN_MEMBER_ID, [(m, i, Errors.UNKNOWN_MEMBER_ID)
+                                              for m, i in members]
+        results = []
+        for member_id, instance_id in members:
+            member = group.members.get(member_id)
+            if member is None and instance_id is not None:
+                member = next((m for m in group.members.values()
+                               if m.group_instance_id == instance_id), None)
+            if member is None:
+                if member_id in group.pending_members:
+                    group.pending_members.discard(member_id)
+                    results.append((member_id, instance_id, Errors.NONE))
+                    continue
+                results.append((member_id, instance_id, Errors.UNKNOWN_MEMBER_ID))
+                continue
+            self._remove_member(group, member)
+            results.append((member_id, instance_id, Errors.NONE))
+        return Errors.NONE, results
+
+    def _schedule_expiry(self, group: Group, member: Member, timeout_ms: int) -> None:
+        if member.expiry is not None:
+            member.expiry.cancel()
+        member.expiry = asyncio.get_running_loop().call_later(
+            timeout_ms / 1000, self._expire_member, group, member.member_id)
+
+    def _expire_member(self, group: Group, member_id: str) -> None:
+        member = group.members.get(member_id)
+        if member is not None:
+            logger.info("Member %s in group %s has failed, removing it from the group",
+                        member_id, group.group_id)
+            self._remove_member(group, member)
+
+    def _expire_pending(self, group: Group, member_id: str) -> None:
+        if member_id in group.pending_members:
+            group.pending_members.discard(member_id)
+            self._try_complete_join(group)
+
+    def _remove_member(self, group: Group, member: Member, rebalance: bool = True) -> None:
+        if member.expiry is not None:
+            member.expiry.cancel()
+        group.members.pop(member.member_id, None)
+        _complete(member, "join_future", _join_error(Errors.UNKNOWN_MEMBER_ID, member.member_id))
+        _complete(member, "sync_future", _sync_error(Errors.UNKNOWN_MEMBER_ID))
+        if group.leader_id == member.member_id:
+            group.leader_id = next(iter(group.members), None)
+        if not rebalance:
+            return
+        if group.state in (STABLE, COMPLETING):
+            self._maybe_prepare_rebalance(group)
+        elif group.state == PREPARING:
+            self._try_complete_join(group)
+
+    # -- offsets --------------------------------------------------------------------------------
+    def commit_offsets(self, group_id: str, generation: int, member_id: str,
+                       offsets: dict[tuple[str, int], tuple[int, int, str | None]]
+                       ) -> dict[tuple[str, int], Errors]:
+        """Commit ``(topic, partition) -> (offset, leader epoch, metadata)``."""
+        def all_(code: Errors) -> dict[tuple[str, int], Errors]:
+            return {tp: code for tp in offsets}
+        if not group_id:
+            return all_(Errors.INVALID_GROUP_ID)
+        group = self.groups.get(group_id)
+        if group is None:
+            if generation >= 0:
+                return all_(Errors.ILLEGAL_GENERATION)
+            group = self.groups[group_id] = Group(group_id)
+        elif generation >= 0 or group.state != EMPTY:
+            if group.state == COMPLETING:
+                return all_(Errors.REBALANCE_IN_PROGRESS)
+            if member_id not in group.members:
+                return all_(Errors.UNKNOWN_MEMBER_ID)
+            if generation != group.generation:
+                return all_(Errors.ILLEGAL_GENERATION)
+            member = group.members[member_id]
+            self._schedule_expiry(group, member, member.session_timeout_ms)
+        results: dict[tuple[str, int], Errors] = {}
+        records = []
+        stamp = now_ms()
+        accepted = {}
+        for (topic, partition), (offset, epoch, metadata) in offsets.items():
+            if metadata is not None and len(metadata.encode()) > \
+                    self.config.offset_metadata_max_bytes:
+                results[(topic, partition)] = Errors.OFFSET_METADATA_TOO_LARGE
+                continue
+            value = {"offset": offset, "leaderEpoch": epoch, "metadata": metadata or "",
+                     "commitTimestamp": stamp}
+            records.append(encode_group_record(
+                GroupRecordType.OFFSET_COMMIT,
+                {"group": group_id, "topic": topic, "partition": partition},
+                OFFSET_COMMIT_VALUE_VERSION, value))
+            accepted[(topic, partition)] = CommittedOffset(offset, epoch, metadata or "", stamp)
+        if records:
+            error = self._store(group_id, records)
+            if error == Errors.NONE:
+                group.offsets.update(accepted)
+            for tp in accepted:
+                results[tp] = error
+        return results
+
+    def fetch_offsets(self, group_id: str, partitions: list[tuple[str, int]] | None
+                      ) -> dict[tuple[str, int], CommittedOffset | None]:
+        group = self.groups.get(group_id)
+        stored = group.offsets if group is not None else {}
+        if partitions is None:
+            return dict(stored)
+        return {tp: stored.get(tp) for tp in partitions}
+
+    # -- describing ------------------------------------------------------------------------------
+    def describe(self, group_id: str) -> dict[str, Any]:
+        group = self.groups.get(group_id)
+        if group is None:
+            return {"error_code": Errors.NONE, "group_id": group_id, "group_state": DEAD,
+                    "protocol_type": "", "protocol_data": "", "members": []}
+        stable = group.state == STABLE
+        members = [{"member_id": m.member_id, "group_instance_id": m.group_instance_id,
+                    "client_id": m.client_id, "client_host": m.client_host,
+                    "member_metadata": (m.metadata(group.protocol_name)
+                                        if stable and group.protocol_name else b""),
+                    "member_assignment": m.assignment if stable else b""}
+                   for m in group.members.values()]
+        return {"error_code": Errors.NONE, "group_id": group_id, "group_state": group.state,
+                "protocol_type": group.protocol_type or "",
+                "protocol_data": (group.protocol_name or "") if stable else "",
+                "members": members}
+
+    def list_groups(self) -> list[Group]:
+        return [g for g in self.groups.values() if g.state != DEAD]
+
+    def shutdown(self) -> None:
+        for group in self.groups.values():
+            if group.join_timer is not None:
+                group.join_timer.cancel()
+            for member in group.members.values():
+                if member.expiry is not None:
+                    member.expiry.cancel()
+                _complete(member, "join_future", _join_error(Errors.NOT_COORDINATOR,
+                                                             member.member_id))
+                _complete(member, "sync_future", _sync_error(Errors.NOT_COORDINATOR))
+
+
+def _complete(member: Member, attribute: str, response: dict[str, Any]) -> None:
+    future = getattr(member, attribute)
+    setattr(member, attribute, None)
+    if future is not None and not future.done():
+        future.set_result(response)
+
+
+def _join_error(error: Errors, member_id: str) -> dict[str, Any]:
+    return {"error_code": error, "generation_id": -1, "protocol_type": None,
+            "protocol_name": None, "leader": "", "member_id": member_id, "members": []}
+
+
+def _sync_error(error: Errors) -> dict[str, Any]:
+    return {"error_code": error, "protocol_type": None, "protocol_name": None,
+            "assignment": b""}

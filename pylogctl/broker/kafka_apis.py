@@ -1,0 +1,618 @@
+"""Request handling (Kafka's ``KafkaApis``): one handler per API, each turning a decoded
+request into plain response data (see :mod:`pylogctl.broker.protocol`).
+
+:data:`SUPPORTED` lists the API versions advertised in ApiVersions; every version listed is
+served by the same handler, which reads the fields its version has (``getattr`` with the
+schema's meaning of an absent field). The version floors are Kafka 4's (KIP-896); the ceilings
+stop before versions that need features this broker does not have yet (topic ids in Fetch and
+Produce, KIP-848 groups, batched OffsetFetch, transactions V2).
+
+Rules followed, by API (``broker.md`` (b), ``kafka-tools-reference.md`` §5.3):
+
+- Metadata: this node is the only broker and the controller; each partition's leader is this
+  node with the partition's leader epoch, replicas = ISR = [node]. A missing topic is created
+  when auto-creation is on and the request allows it, and returned at once (this node is its
+  own controller, so the topic exists when the answer is written); otherwise
+  UNKNOWN_TOPIC_OR_PARTITION. Internal topics are never auto-created here.
+- Produce: acks must be 0, 1 or -1; clients may not write internal topics; each partition's
+  records must be one v2 batch (zstd from v7). acks=0 gets no response at all.
+- Fetch: reads up to the high watermark, or the last stable offset for read_committed (with
+  the aborted transactions); sessionless (session id 0); when less than ``min_bytes`` is
+  available the request waits for an append or ``max_wait``. Records go out with sendfile.
+- ListOffsets: -2 earliest, -1 latest (high watermark or LSO), -3 max timestamp, else the
+  first offset whose timestamp is at or after the target (time index).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+from dataclasses import dataclass
+from typing import Any, Awaitable, Callable
+
+from ..format.record_batch import CODEC_MASK
+from ..storage.log import FetchIsolation, OffsetOutOfRangeError
+from ..storage.log_config import LogConfig
+from ..storage.log_validator import RecordValidationError
+from .error_codes import Errors, error_for
+from .group_coordinator import GroupCoordinator
+from .producer_id_manager import ProducerIdManager
+from .protocol import FileRegion, Request, millis
+from .replica_manager import INTERNAL_TOPICS, ReplicaManager, topic_name_problem
+
+logger = logging.getLogger(__name__)
+
+# api key -> (name, min version, max version)
+SUPPORTED: dict[int, tuple[str, int, int]] = {
+    0: ("Produce", 3, 9),
+    1: ("Fetch", 4, 12),
+    2: ("ListOffsets", 1, 7),
+    3: ("Metadata", 0, 12),
+    8: ("OffsetCommit", 2, 8),
+    9: ("OffsetFetch", 1, 7),
+    10: ("FindCoordinator", 0, 4),
+    11: ("JoinGroup", 0, 9),
+    12: ("Heartbeat", 0, 4),
+    13: ("LeaveGroup", 0, 5),
+    14: ("SyncGroup", 0, 5),
+    15: ("DescribeGroups", 0, 5),
+    16: ("ListGroups", 0, 4),
+    18: ("ApiVersions", 0, 4),
+    19: ("CreateTopics", 2, 7),
+    20: ("DeleteTopics", 1, 6),
+    21: ("DeleteRecords", 0, 2),
+    22: ("InitProducerId", 0, 4),
+    23: ("OffsetForLeaderEpoch", 2, 4),
+}
+
+EARLIEST_TIMESTAMP = -2
+LATEST_TIMESTAMP = -1
+MAX_TIMESTAMP = -3
+READ_COMMITTED = 1
+ZSTD = 4
+
+
+@dataclass(frozen=True)
+class BrokerInfo:
+    node_id: int
+    host: str
+    port: int
+    cluster_id: str
+    num_partitions: int = 1
+    auto_create_topics: bool = True
+
+
+@dataclass
+class Connection:
+    """What a handler knows of the client connection."""
+
+    client_host: str
+
+
+def api_versions_list() -> list[dict[str, int]]:
+    return [{"api_key": k, "min_version": lo, "max_version": hi}
+            for k, (_, lo, hi) in sorted(SUPPORTED.items())]
+
+
+def _now() -> int:
+    return time.time_ns() // 1_000_000
+
+
+class KafkaApis:
+    """Dispatch by API key; each handler returns response data, or None for no response."""
+
+    def __init__(self, info: BrokerInfo, replicas: ReplicaManager,
+                 groups: GroupCoordinator, producer_ids: ProducerIdManager,
+                 topic_config: Callable[[str], LogConfig]) -> None:
+        self.info = info
+        self.replicas = replicas
+        self.groups = groups
+        self.producer_ids = producer_ids
+        self.topic_config = topic_config
+        self._handlers: dict[int, Callable[[Request, Connection], Awaitable[Any]]] = {
+            0: self.produce, 1: self.fetch, 2: self.list_offsets, 3: self.metadata,
+            8: self.offset_commit, 9: self.offset_fetch, 10: self.find_coordinator,
+            11: self.join_group, 12: self.heartbeat, 13: self.leave_group,
+            14: self.sync_group, 15: self.describe_groups, 16: self.list_groups,
+            18: self.api_versions, 19: self.create_topics, 20: self.delete_topics,
+            21: self.delete_records, 22: self.init_producer_id,
+            23: self.offset_for_leader_epoch,
+        }
+
+    def supports(self, api_key: int, version: int) -> bool:
+        entry = SUPPORTED.get(api_key)
+        return entry is not None and entry[1] <= version <= entry[2]
+
+    async def handle(self, request: Request, connection: Connection) -> dict[str, Any] | None:
+        return await self._handlers[request.api_key](request, connection)
+
+    # -- ApiVersions ----------------------------------------------------------------------------
+    async def api_versions(self, request: Request, connection: Connection) -> dict[str, Any]:
+        return {"error_code": Errors.NONE, "api_keys": api_versions_list(), "throttle_time": 0}
+
+    # -- Metadata -------------------------------------------------------------------------------
+    async def metadata(self, request: Request, connection: Connection) -> dict[str, Any]:
+        body, version = request.body, request.api_version
+        wanted = body.topics
+        names: list[str | None]
+        if wanted is None or (version == 0 and not wanted):
+            names = sorted(self.replicas.topics)
+        else:
+            names = [t.name for t in wanted]
+        allow_create = getattr(body, "allow_auto_topic_creation", True)
+        topics = []
+        for name in names:
+            if name is None:  # asked by topic id (v10+)
+                topics.append({"error_code": Errors.UNKNOWN_TOPIC_ID, "name": None,
+                               "is_internal": False, "partitions": []})
+                continue
+            topic = self.replicas.topics.get(name)
+            if topic is None:
+                problem = topic_name_problem(name)
+                if problem is not None:
+                    topics.append(_topic_error(name, Errors.INVALID_TOPIC_EXCEPTION))
+                    continue
+                if not (allow_create and self.info.auto_create_topics) or \
+                        name in INTERNAL_TOPICS:
+                    topics.append(_topic_error(name, Errors.UNKNOWN_TOPIC_OR_PARTITION))
+                    continue
+                topic = self.replicas.create_topic(name, self.info.num_partitions,
+                                                   self.topic_config(name))
+                logger.info("Auto-created topic %s with %d partitions", name,
+                            self.info.num_partitions)
+            node = self.info.node_id
+            topics.append({
+                "error_code": Errors.NONE, "name": name, "topic_id": topic.topic_id,
+                "is_internal": topic.is_internal,
+                "partitions": [{"error_code": Errors.NONE, "partition_index": p.index,
+                                "leader_id": node, "leader_epoch": p.leader_epoch,
+                                "replica_nodes": [node], "isr_nodes": [node],
+                                "offline_replicas": []}
+                               for p in sorted(topic.partitions.values(),
+                                               key=lambda p: p.index)],
+                "topic_authorized_operations": -2147483648})
+        return {"throttle_time": 0, "brokers": [self._broker()],
+                "cluster_id": self.info.cluster_id, "controller_id": self.info.node_id,
+                "topics": topics, "cluster_authorized_operations": -2147483648}
+
+    def _broker(self) -> dict[str, Any]:
+        return {"node_id": self.info.node_id, "host": self.info.host, "port": self.info.port,
+                "rack": None}
+
+    # -- CreateTopics ---------------------------------------------------------------------------
+    async def create_topics(self, request: Request, connection: Connection) -> dict[str, Any]:
+        body = request.body
+        seen: dict[str, int] = {}
+        for t in body.topics:
+            seen[t.name] = seen.get(t.name, 0) + 1
+        results = []
+        for t in body.topics:
+            results.append(self._create_topic(t, seen[t.name] > 1, body.validate_only))
+        return {"throttle_time": 0, "topics": results}
+
+    def _create_topic(self, t: Any, duplicate: bool, validate_only: bool) -> dict[str, Any]:
+        def error(code: Errors, message: str) -> dict[str, Any]:
+            return {"name": t.name, "error_code": code, "error_message": message,
+                    "topic_config_error_code": 0, "num_partitions": -1,
+                    "replication_factor": -1, "configs": []}
+        if duplicate:
+            return error(Errors.INVALID_REQUEST, "Duplicate topic name.")
+        problem = topic_name_problem(t.name)
+        if problem is not None:
+            return error(Errors.INVALID_TOPIC_EXCEPTION, problem)
+        if t.name in self.replicas.topics:
+            return error(Errors.TOPIC_ALREADY_EXISTS, f"Topic '{t.name}' already exists.")
+        if t.assignments:
+            count = len(t.assignments)
+            if any(list(a.broker_ids) != [self.info.node_id] for a in t.assignments):
+                return error(Errors.INVALID_REPLICATION_FACTOR,
+                             "Replica assignments must name this broker only.")
+        else:
+            count = self.info.num_partitions if t.num_partitions == -1 else t.num_partitions
+            replication = 1 if t.replication_factor == -1 else t.replication_factor
+            if count <= 0:
+                return error(Errors.INVALID_PARTITIONS,
+                             "Number of partitions was set to an invalid non-positive value.")
+            if replication != 1:
+                return error(Errors.INVALID_REPLICATION_FACTOR,
+                             f"Unable to replicate the partition {replication} time(s): The "
+                             f"target replication factor of {replication} cannot be reached "
+                             f"because only 1 broker(s) are registered.")
+        try:
+            config = self.topic_config(t.name)
+            overrides = {c.name: c.value for c in t.configs if c.value is not None}
+            if overrides:
+                props = {**{k: v for k, v in config.to_properties().items()}, **overrides}
+                config = LogConfig.from_properties(props)
+        except Exception as exc:  # noqa: BLE001 - a bad config is the client's error
+            return error(Errors.INVALID_REQUEST, str(exc))
+        if not validate_only:
+            self.replicas.create_topic(t.name, count, config)
+        topic = self.replicas.topics.get(t.name)
+        return {"name": t.name, "topic_id": topic.topic_id if topic else None,
+                "error_code": Errors.NONE, "error_message": None,
+                "topic_config_error_code": 0, "num_partitions": count,
+                "replication_factor": 1, "configs": []}
+
+    # -- DeleteTopics and DeleteRecords ---------------------------------------------------------
+    async def delete_topics(self, request: Request, connection: Connection) -> dict[str, Any]:
+        body = request.body
+        if request.api_version >= 6:
+            wanted = [(t.name, t.topic_id) for t in body.topics]
+        else:
+            wanted = [(name, None) for name in body.topic_names]
+        by_id = {t.topic_id: name for name, t in self.replicas.topics.items()}
+        responses = []
+        for name, topic_id in wanted:
+            if name is None and topic_id is not None:
+                name = by_id.get(topic_id)
+            entry = {"name": name, "topic_id": topic_id, "error_code": Errors.NONE,
+                     "error_message": None}
+            if name is None or name not in self.replicas.topics:
+                entry["error_code"] = (Errors.UNKNOWN_TOPIC_ID if name is None
+                                       else Errors.UNKNOWN_TOPIC_OR_PARTITION)
+            elif name in INTERNAL_TOPICS:
+                entry["error_code"] = Errors.TOPIC_AUTHORIZATION_FAILED
+            else:
+                entry["topic_id"] = self.replicas.topics[name].topic_id
+                self.replicas.delete_topic(name)
+                logger.info("Deleted topic %s", name)
+            responses.append(entry)
+        return {"throttle_time": 0, "responses": responses}
+
+    async def delete_records(self, request: Request, connection: Connection) -> dict[str, Any]:
+        """Raise each partition's log start offset (-1: to the high watermark)."""
+        topics = []
+        for t in request.body.topics:
+            partitions = []
+            for p in t.partitions:
+                partition = self.replicas.partition(t.name, p.partition_index)
+                entry = {"partition_index": p.partition_index, "low_watermark": -1,
+                         "error_code": Errors.NONE}
+                if partition is None:
+                    entry["error_code"] = Errors.UNKNOWN_TOPIC_OR_PARTITION
+                else:
+                    log = partition.log
+                    target = log.high_watermark if p.offset == -1 else p.offset
+                    if not 0 <= target <= log.high_watermark:
+                        entry["error_code"] = Errors.OFFSET_OUT_OF_RANGE
+                    else:
+                        log.maybe_increment_log_start_offset(target)
+                        entry["low_watermark"] = log.log_start_offset
+                partitions.append(entry)
+            topics.append({"name": t.name, "partitions": partitions})
+        self.replicas.log_manager.checkpoint()
+        return {"throttle_time": 0, "topics": topics}
+
+    # -- Produce --------------------------------------------------------------------------------
+    async def produce(self, request: Request, connection: Connection) -> dict[str, Any] | None:
+        body = request.body
+        acks = body.acks
+        responses = []
+        for topic_data in body.topic_data:
+            partitions = []
+            for pd in topic_data.partition_data:
+                if acks not in (0, 1, -1):
+                    partitions.append(_produce_error(pd.index, Errors.INVALID_REQUIRED_ACKS))
+                    continue
+                partitions.append(self._produce_partition(request, topic_data.name, pd))
+            responses.append({"name": topic_data.name, "partition_responses": partitions})
+        if acks == 0:
+            return None
+        return {"responses": responses, "throttle_time": 0}
+
+    def _produce_partition(self, request: Request, topic: str, pd: Any) -> dict[str, Any]:
+        if topic in INTERNAL_TOPICS:
+            return _produce_error(pd.index, Errors.INVALID_TOPIC_EXCEPTION)
+        partition = self.replicas.partition(topic, pd.index)
+        if partition is None:
+            return _produce_error(pd.index, Errors.UNKNOWN_TOPIC_OR_PARTITION)
+        records = pd.records
+        if not records or len(records) < 61 or records[16] != 2:
+            return _produce_error(pd.index, Errors.INVALID_RECORD,
+                                  f"Produce requests with version {request.api_version} are "
+                                  f"only allowed to contain record batches with magic "
+                                  f"version 2")
+        if request.api_version < 7 and records[22] & CODEC_MASK == ZSTD:
+            return _produce_error(pd.index, Errors.UNSUPPORTED_COMPRESSION_TYPE)
+        try:
+            info = self.replicas.append(partition, records)
+        except Exception as exc:  # noqa: BLE001 - every storage failure becomes an error code
+            code = error_for(exc)
+            if code == Errors.UNKNOWN_SERVER_ERROR:
+                logger.exception("Append to %s failed", partition.name)
+            response = _produce_error(pd.index, code, getattr(exc, "message", str(exc)))
+            if isinstance(exc, RecordValidationError):
+                response["record_errors"] = [
+                    {"batch_index": e.batch_index, "batch_index_error_message": e.message}
+                    for e in exc.record_errors]
+            response["log_start_offset"] = partition.log.log_start_offset
+            return response
+        return {"index": pd.index, "error_code": Errors.NONE, "base_offset": info.first_offset,
+                "log_append_time": info.log_append_time, "log_start_offset":
+                info.log_start_offset, "record_errors": [], "error_message": None}
+
+    # -- Fetch ----------------------------------------------------------------------------------
+    async def fetch(self, request: Request, connection: Connection) -> dict[str, Any]:
+        body = request.body
+        isolation = (FetchIsolation.TXN_COMMITTED if body.isolation_level == READ_COMMITTED
+                     else FetchIsolation.HIGH_WATERMARK)
+        if body.replica_id >= 0:
+            isolation = FetchIsolation.LOG_END
+        wanted = [(t.topic, p) for t in body.topics for p in t.partitions]
+        keys = [(topic, p.partition) for topic, p in wanted]
+        deadline = asyncio.get_running_loop().time() + millis(body.max_wait) / 1000
+        while True:
+            results, total, errors = self._read_all(wanted, body.max_bytes, isolation)
+            remaining = deadline - asyncio.get_running_loop().time()
+            if total >= body.min_bytes or errors or remaining <= 0 or not wanted:
+                break
+            _close_regions(results)
+            future = self.replicas.watch(keys)
+            try:
+                await asyncio.wait_for(future, remaining)
+            except asyncio.TimeoutError:
+                pass
+            finally:
+                self.replicas.unwatch(keys, future)
+        topics: dict[str, list[dict[str, Any]]] = {}
+        for (topic, _), result in zip(wanted, results):
+            topics.setdefault(topic, []).append(result)
+        return {"throttle_time": 0, "error_code": Errors.NONE, "session_id": 0,
+                "responses": [{"topic": t, "partitions": ps} for t, ps in topics.items()]}
+
+    def _read_all(self, wanted: list[tuple[str, Any]], max_bytes: int,
+                  isolation: FetchIsolation) -> tuple[list[dict[str, Any]], int, bool]:
+        results = []
+        total = 0
+        errors = False
+        for topic, p in wanted:
+            limit = max(0, min(p.partition_max_bytes, max_bytes - total))
+            result = self._read_partition(topic, p, limit, isolation, total == 0)
+            records = result["records"]
+            total += len(records) if records is not None else 0
+            errors = errors or result["error_code"] != Errors.NONE
+            results.append(result)
+        return results, total, errors
+
+    def _read_partition(self, topic: str, p: Any, limit: int, isolation: FetchIsolation,
+                        first: bool) -> dict[str, Any]:
+        partition = self.replicas.partition(topic, p.partition)
+        if partition is None:
+            return _fetch_error(p.partition, Errors.UNKNOWN_TOPIC_OR_PARTITION)
+        log = partition.log
+        current = getattr(p, "current_leader_epoch", -1)
+        if current >= 0 and current != partition.leader_epoch:
+            code = (Errors.FENCED_LEADER_EPOCH if current < partition.leader_epoch
+                    else Errors.UNKNOWN_LEADER_EPOCH)
+            return _fetch_error(p.partition, code, log)
+        try:
+            read = self.replicas.read(partition, p.fetch_offset, limit, isolation, first)
+        except OffsetOutOfRangeError:
+            return _fetch_error(p.partition, Errors.OFFSET_OUT_OF_RANGE, log)
+        records: bytes | FileRegion = b""
+        if read.path is not None and read.size:
+            fd = os.open(read.path, os.O_RDONLY)
+            records = FileRegion(fd, read.position, read.size)
+        aborted = None
+        if read.aborted_transactions is not None:
+            aborted = [{"producer_id": t.producer_id, "first_offset": t.first_offset}
+                       for t in read.aborted_transactions]
+        return {"partition_index": p.partition, "error_code": Errors.NONE,
+                "high_watermark": log.high_watermark,
+                "last_stable_offset": log.last_stable_offset,
+                "log_start_offset": log.log_start_offset, "aborted_transactions": aborted,
+                "preferred_read_replica": -1, "records": records}
+
+    # -- ListOffsets ----------------------------------------------------------------------------
+    async def list_offsets(self, request: Request, connection: Connection) -> dict[str, Any]:
+        body = request.body
+        committed = getattr(body, "isolation_level", 0) == READ_COMMITTED
+        topics = []
+        for t in body.topics:
+            partitions = []
+            for p in t.partitions:
+                partitions.append(self._list_offset(t.name, p, committed))
+            topics.append({"name": t.name, "partitions": partitions})
+        return {"throttle_time": 0, "topics": topics}
+
+    def _list_offset(self, topic: str, p: Any, committed: bool) -> dict[str, Any]:
+        def answer(code: Errors, timestamp: int = -1, offset: int = -1,
+                   epoch: int = -1) -> dict[str, Any]:
+            return {"partition_index": p.partition_index, "error_code": code,
+                    "timestamp": timestamp, "offset": offset, "leader_epoch": epoch}
+        partition = self.replicas.partition(topic, p.partition_index)
+        if partition is None:
+            return answer(Errors.UNKNOWN_TOPIC_OR_PARTITION)
+        current = getattr(p, "current_leader_epoch", -1)
+        if current >= 0 and current != partition.leader_epoch:
+            return answer(Errors.FENCED_LEADER_EPOCH if current < partition.leader_epoch
+                          else Errors.UNKNOWN_LEADER_EPOCH)
+        log = partition.log
+        fetchable = log.last_stable_offset if committed else log.high_watermark
+        cache = log.leader_epoch_cache
+        if p.timestamp == EARLIEST_TIMESTAMP:
+            epoch = cache.epoch_for_offset(log.log_start_offset)
+            return answer(Errors.NONE, -1, log.log_start_offset, -1 if epoch is None else epoch)
+        if p.timestamp == LATEST_TIMESTAMP:
+            return answer(Errors.NONE, -1, fetchable, partition.leader_epoch)
+        found = (log.offset_of_max_timestamp() if p.timestamp == MAX_TIMESTAMP
+                 else log.fetch_offset_by_timestamp(p.timestamp))
+        if found is None or found.offset >= fetchable:
+            return answer(Errors.NONE)
+        epoch = found.leader_epoch
+        return answer(Errors.NONE, found.timestamp, found.offset,
+                      -1 if epoch is None else epoch)
+
+    # -- OffsetForLeaderEpoch -------------------------------------------------------------------
+    async def offset_for_leader_epoch(self, request: Request,
+                                      connection: Connection) -> dict[str, Any]:
+        topics = []
+        for t in request.body.topics:
+            partitions = []
+            for p in t.partitions:
+                partition = self.replicas.partition(t.topic, p.partition)
+                entry = {"partition": p.partition, "error_code": Errors.NONE,
+                         "leader_epoch": -1, "end_offset": -1}
+                if partition is None:
+                    entry["error_code"] = Errors.UNKNOWN_TOPIC_OR_PARTITION
+                elif 0 <= p.current_leader_epoch != partition.leader_epoch:
+                    entry["error_code"] = (Errors.FENCED_LEADER_EPOCH
+                                           if p.current_leader_epoch < partition.leader_epoch
+                                           else Errors.UNKNOWN_LEADER_EPOCH)
+                else:
+                    found = partition.log.end_offset_for_epoch(p.leader_epoch)
+                    if found is None and p.leader_epoch == partition.leader_epoch:
+                        found = (p.leader_epoch, partition.log.log_end_offset)
+                    if found is not None:
+                        entry["leader_epoch"], entry["end_offset"] = found
+                partitions.append(entry)
+            topics.append({"topic": t.topic, "partitions": partitions})
+        return {"throttle_time": 0, "topics": topics}
+
+    # -- group coordination ---------------------------------------------------------------------
+    async def find_coordinator(self, request: Request, connection: Connection) -> dict[str, Any]:
+        body = request.body
+        keys = list(body.coordinator_keys) if request.api_version >= 4 else [body.key]
+        key_type = getattr(body, "key_type", 0)
+        found = []
+        for key in keys:
+            entry = {"key": key, "node_id": self.info.node_id, "host": self.info.host,
+                     "port": self.info.port, "error_code": Errors.NONE, "error_message": None}
+            if key_type == 0:
+                self.groups.ensure_offsets_topic()
+            else:
+                entry.update(node_id=-1, host="", port=-1,
+                             error_code=Errors.COORDINATOR_NOT_AVAILABLE,
+                             error_message="Transactions are not supported yet")
+            found.append(entry)
+        if request.api_version >= 4:
+            return {"throttle_time": 0, "coordinators": found}
+        return {"throttle_time": 0, **found[0]}
+
+    async def join_group(self, request: Request, connection: Connection) -> dict[str, Any]:
+        body = request.body
+        session = millis(body.session_timeout)
+        rebalance = millis(getattr(body, "rebalance_timeout", None)) if \
+            request.api_version >= 1 else session
+        instance = getattr(body, "group_instance_id", None)
+        result = await self.groups.join_group(
+            body.group_id, body.member_id, instance,
+            request.api_version >= 4 and instance is None, request.header.client_id or "",
+            connection.client_host, rebalance, session, body.protocol_type,
+            [(p.name, bytes(p.metadata)) for p in body.protocols])
+        return {"throttle_time": 0, **result}
+
+    async def sync_group(self, request: Request, connection: Connection) -> dict[str, Any]:
+        body = request.body
+        result = await self.groups.sync_group(
+            body.group_id, body.generation_id, body.member_id,
+            getattr(body, "protocol_type", None), getattr(body, "protocol_name", None),
+            {a.member_id: bytes(a.assignment) for a in body.assignments})
+        return {"throttle_time": 0, **result}
+
+    async def heartbeat(self, request: Request, connection: Connection) -> dict[str, Any]:
+        body = request.body
+        return {"throttle_time": 0, "error_code": self.groups.heartbeat(
+            body.group_id, body.generation_id, body.member_id)}
+
+    async def leave_group(self, request: Request, connection: Connection) -> dict[str, Any]:
+        body = request.body
+        if request.api_version >= 3:
+            members = [(m.member_id, m.group_instance_id) for m in body.members]
+        else:
+            members = [(body.member_id, None)]
+        error, results = self.groups.leave_group(body.group_id, members)
+        if request.api_version < 3:
+            return {"throttle_time": 0, "error_code": results[0][2]}
+        return {"throttle_time": 0, "error_code": error,
+                "members": [{"member_id": m, "group_instance_id": i, "error_code": e}
+                            for m, i, e in results]}
+
+    async def offset_commit(self, request: Request, connection: Connection) -> dict[str, Any]:
+        body = request.body
+        offsets = {}
+        for t in body.topics:
+            for p in t.partitions:
+                offsets[(t.name, p.partition_index)] = (
+                    p.committed_offset, getattr(p, "committed_leader_epoch", -1),
+                    p.committed_metadata)
+        results = self.groups.commit_offsets(body.group_id, body.generation_id_or_member_epoch,
+                                             body.member_id, offsets)
+        topics: dict[str, list[dict[str, Any]]] = {}
+        for (topic, index), code in results.items():
+            topics.setdefault(topic, []).append({"partition_index": index, "error_code": code})
+        return {"throttle_time": 0,
+                "topics": [{"name": n, "partitions": ps} for n, ps in topics.items()]}
+
+    async def offset_fetch(self, request: Request, connection: Connection) -> dict[str, Any]:
+        body = request.body
+        wanted = None if body.topics is None else \
+            [(t.name, i) for t in body.topics for i in t.partition_indexes]
+        found = self.groups.fetch_offsets(body.group_id, wanted)
+        topics: dict[str, list[dict[str, Any]]] = {}
+        for (topic, index), committed in found.items():
+            topics.setdefault(topic, []).append({
+                "partition_index": index,
+                "committed_offset": -1 if committed is None else committed.offset,
+                "committed_leader_epoch": -1 if committed is None else committed.leader_epoch,
+                "metadata": "" if committed is None else committed.metadata,
+                "error_code": Errors.NONE})
+        return {"throttle_time": 0, "error_code": Errors.NONE,
+                "topics": [{"name": n, "partitions": ps} for n, ps in topics.items()]}
+
+    async def describe_groups(self, request: Request, connection: Connection) -> dict[str, Any]:
+        return {"throttle_time": 0,
+                "groups": [{**self.groups.describe(g), "authorized_operations": -2147483648}
+                           for g in request.body.groups]}
+
+    async def list_groups(self, request: Request, connection: Connection) -> dict[str, Any]:
+        states = set(getattr(request.body, "states_filter", ()) or ())
+        groups = [{"group_id": g.group_id, "protocol_type": g.protocol_type or "",
+                   "group_state": g.state}
+                  for g in self.groups.list_groups() if not states or g.state in states]
+        return {"throttle_time": 0, "error_code": Errors.NONE, "groups": groups}
+
+    # -- producers ------------------------------------------------------------------------------
+    async def init_producer_id(self, request: Request, connection: Connection) -> dict[str, Any]:
+        body = request.body
+        if body.transactional_id is not None:
+            return {"throttle_time": 0, "error_code": Errors.COORDINATOR_NOT_AVAILABLE,
+                    "producer_id": -1, "producer_epoch": -1}
+        producer_id, epoch = self.producer_ids.next_id(), 0
+        return {"throttle_time": 0, "error_code": Errors.NONE, "producer_id": producer_id,
+                "producer_epoch": epoch}
+
+
+def _topic_error(name: str, code: Errors) -> dict[str, Any]:
+    return {"error_code": code, "name": name, "topic_id": None, "is_internal": False,
+            "partitions": [], "topic_authorized_operations": -2147483648}
+
+
+def _produce_error(index: int, code: Errors, message: str | None = None) -> dict[str, Any]:
+    return {"index": index, "error_code": code, "base_offset": -1, "log_append_time": -1,
+            "log_start_offset": -1, "record_errors": [], "error_message": message}
+
+
+def _fetch_error(index: int, code: Errors, log: Any = None) -> dict[str, Any]:
+    return {"partition_index": index, "error_code": code,
+            "high_watermark": -1 if log is None else log.high_watermark,
+            "last_stable_offset": -1 if log is None else log.last_stable_offset,
+            "log_start_offset": -1 if log is None else log.log_start_offset,
+            "aborted_transactions": None, "preferred_read_replica": -1, "records": None}
+
+
+def _close_regions(results: list[dict[str, Any]]) -> None:
+    for result in results:
+        records = result.get("records")
+        if isinstance(records, FileRegion):
+            os.close(records.fileno)
+
+
+def close_response_regions(parts: list[Any]) -> None:
+    """Close the file descriptors a response's file regions hold."""
+    for part in parts:
+        if isinstance(part, FileRegion):
+            os.close(part.fileno)

@@ -1,0 +1,214 @@
+"""The broker's log dir (Kafka's ``LogManager`` for one ``log.dirs`` entry): it takes the
+``.lock``, writes ``meta.properties``, loads every partition as Kafka's start-up does, creates
+and deletes partition dirs, writes the offset checkpoints, and shuts down cleanly.
+
+Start-up follows ``LogManager.loadLogs``: each partition is loaded by the same loader
+``pylogctl recover`` runs (:meth:`pylogctl.storage.log.Log.load` with the dir's checkpoint
+entries), trusting the segments only after a clean shutdown, i.e. when
+``.kafka_cleanshutdown`` exists; the marker is deleted once everything is loaded, so a crash
+from then on makes the next start recover. The checkpoints are written right after loading,
+every ``log.flush.offset.checkpoint.interval.ms`` while running, and at shutdown, which also
+flushes every log, trims the active segments' indexes, snapshots producer state and writes
+the marker again. Checkpoint files hold every partition of the dir (Kafka rewrites them
+whole); the log-start-offset checkpoint only lists logs whose start is above their first
+segment, as Kafka's does.
+
+A partition dir holds ``partition.metadata`` (the topic id, as KRaft brokers write it) from
+the moment it is created, before any data, as Kafka's ``maybeFlushMetadataFile`` ensures.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import os
+import shutil
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Callable
+
+from ..errors import UsageError
+from ..storage.checkpoint import format_checkpoint, write_file_atomically
+from ..storage.files import delete_if_exists, fsync_dir
+from ..storage.lock import LogDirLock
+from ..storage.log import Log
+from ..storage.log_config import LogConfig
+from ..storage.log_dir import CLEAN_SHUTDOWN_FILE, META_PROPERTIES, PARTITION_METADATA
+from ..storage.log_manager import (HIGH_WATERMARK_CHECKPOINT, LOG_START_OFFSET_CHECKPOINT,
+                                   RECOVERY_POINT_CHECKPOINT, LogDir)
+from ..storage.metadata_files import read_partition_metadata, read_properties
+
+logger = logging.getLogger(__name__)
+
+
+def uuid_to_kafka(value: uuid.UUID) -> str:
+    """Kafka's ``Uuid.toString``: URL-safe base64 without padding."""
+    return base64.urlsafe_b64encode(value.bytes).decode().rstrip("=")
+
+
+def uuid_from_kafka(text: str) -> uuid.UUID:
+    return uuid.UUID(bytes=base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)))
+
+
+def new_kafka_uuid() -> uuid.UUID:
+    """A random id, never one Kafka reserves (all zeros, or the metadata topic's id 1)."""
+    while True:
+        value = uuid.uuid4()
+        if value.int > 1 and not uuid_to_kafka(value).startswith("-"):
+            return value
+
+
+@dataclass
+class LoadedLog:
+    topic: str
+    partition: int
+    topic_id: uuid.UUID
+    log: Log
+
+
+class LogManager:
+    """One log dir of a running broker. :meth:`startup` before use, :meth:`shutdown` after."""
+
+    def __init__(self, path: str | os.PathLike[str], node_id: int,
+                 config_for: Callable[[str], LogConfig]) -> None:
+        self.path = os.path.abspath(os.fspath(path))
+        self.node_id = node_id
+        self.config_for = config_for
+        self.lock = LogDirLock(self.path)
+        self.cluster_id = ""
+        self.logs: dict[tuple[str, int], LoadedLog] = {}
+        self.had_clean_shutdown = False
+
+    # -- start and stop -------------------------------------------------------------------------
+    def startup(self) -> None:
+        """Take the lock (:class:`~pylogctl.errors.LogDirLockedError` if a broker holds it),
+        check or write ``meta.properties``, and load every partition."""
+        os.makedirs(self.path, exist_ok=True)
+        self.lock.acquire()
+        try:
+            self._meta_properties()
+            log_dir = LogDir(self.path)
+            self.had_clean_shutdown = log_dir.clean_shutdown
+            for entry in log_dir.partitions:
+                if entry.is_metadata_log:
+                    continue
+                inputs = log_dir.load_inputs(entry)
+                log = Log.load(entry.path, self.config_for(entry.topic),
+                               log_start_offset_checkpoint=inputs.log_start_offset_checkpoint,
+                               recovery_point_checkpoint=inputs.recovery_point_checkpoint,
+                               high_watermark_checkpoint=inputs.high_watermark_checkpoint,
+                               had_clean_shutdown=inputs.had_clean_shutdown, lock=self.lock)
+                self.logs[entry.key] = LoadedLog(entry.topic, entry.partition,
+                                                 self._topic_id(entry.path), log)
+            self.checkpoint()
+            if delete_if_exists(os.path.join(self.path, CLEAN_SHUTDOWN_FILE)):
+                fsync_dir(self.path)
+        except BaseException:
+            for loaded in self.logs.values():
+                loaded.log.close()
+            self.logs.clear()
+            self.lock.release()
+            raise
+
+    def shutdown(self) -> None:
+        """Flush and close every log, write the checkpoints and the clean-shutdown marker,
+        release the lock."""
+        if not self.lock.locked:
+            return
+        try:
+            for loaded in self.logs.values():
+                loaded.log.flush()
+            self.checkpoint()
+            for loaded in self.logs.values():
+                loaded.log.close()
+                # the snapshot of the previous shutdown is stray now; Kafka leaves it to the
+                # next load, removing it here leaves nothing for `pylogctl recover` to do
+                loaded.log.producer_state.remove_stray_snapshots(
+                    loaded.log.segments.base_offsets)
+            write_file_atomically(os.path.join(self.path, CLEAN_SHUTDOWN_FILE), b"")
+        finally:
+            self.lock.release()
+
+    def _meta_properties(self) -> None:
+        path = os.path.join(self.path, META_PROPERTIES)
+        if os.path.exists(path):
+            props = read_properties(path)
+            found = props.get("node.id", props.get("broker.id"))
+            if found is not None and int(found) != self.node_id:
+                raise UsageError(f"{path} belongs to node {found}, not node {self.node_id}: "
+                                 f"start with --node-id {found}", path=path)
+            self.cluster_id = props.get("cluster.id", "")
+            if self.cluster_id:
+                return
+        self.cluster_id = self.cluster_id or uuid_to_kafka(new_kafka_uuid())
+        stamp = time.strftime("%a %b %d %H:%M:%S UTC %Y", time.gmtime())
+        text = (f"#\n#{stamp}\nnode.id={self.node_id}\ndirectory.id="
+                f"{uuid_to_kafka(new_kafka_uuid())}\nversion=1\ncluster.id={self.cluster_id}\n")
+        write_file_atomically(path, text.encode())
+
+    # -- partitions -----------------------------------------------------------------------------
+    def _topic_id(self, partition_dir: str) -> uuid.UUID:
+        path = os.path.join(partition_dir, PARTITION_METADATA)
+        if os.path.exists(path):
+            return uuid_from_kafka(read_partition_metadata(path)["topicId"])
+        topic_id = new_kafka_uuid()
+        _write_partition_metadata(partition_dir, topic_id)
+        return topic_id
+
+    def get_log(self, topic: str, partition: int) -> LoadedLog | None:
+        return self.logs.get((topic, partition))
+
+    def create_log(self, topic: str, partition: int, topic_id: uuid.UUID,
+                   config: LogConfig | None = None) -> LoadedLog:
+        """A new, empty partition dir with its ``partition.metadata``."""
+        key = (topic, partition)
+        if key in self.logs:
+            return self.logs[key]
+        directory = os.path.join(self.path, f"{topic}-{partition}")
+        os.makedirs(directory, exist_ok=True)
+        _write_partition_metadata(directory, topic_id)
+        fsync_dir(self.path)
+        log = Log.load(directory, config or self.config_for(topic), lock=self.lock)
+        self.logs[key] = loaded = LoadedLog(topic, partition, topic_id, log)
+        return loaded
+
+    def delete_topic(self, topic: str) -> None:
+        """Close and remove every partition dir of ``topic`` (renamed to ``-delete`` first,
+        so a crash half-way leaves dirs the loader skips)."""
+        for key in [k for k in self.logs if k[0] == topic]:
+            loaded = self.logs.pop(key)
+            loaded.log.close()
+            doomed = os.path.join(self.path, f"{topic}-{key[1]}.{uuid.uuid4().hex}-delete")
+            os.replace(loaded.log.dir, doomed)
+            fsync_dir(self.path)
+            shutil.rmtree(doomed, ignore_errors=True)
+        self.checkpoint()
+
+    # -- checkpoints ----------------------------------------------------------------------------
+    def checkpoint(self) -> None:
+        """Write the recovery-point, high-watermark and log-start-offset checkpoints."""
+        logs = sorted(self.logs.values(), key=lambda x: (x.topic, x.partition))
+        recovery = [f"{x.topic} {x.partition} {x.log.recovery_point}" for x in logs]
+        hw = [f"{x.topic} {x.partition} {x.log.high_watermark}" for x in logs]
+        start = [f"{x.topic} {x.partition} {x.log.log_start_offset}" for x in logs
+                 if x.log.segments.first is not None
+                 and x.log.log_start_offset > x.log.segments.first.base_offset]
+        for name, lines in ((RECOVERY_POINT_CHECKPOINT, recovery),
+                            (HIGH_WATERMARK_CHECKPOINT, hw),
+                            (LOG_START_OFFSET_CHECKPOINT, start)):
+            write_file_atomically(os.path.join(self.path, name),
+                                  format_checkpoint(lines).encode())
+
+    def flush_dirty(self) -> None:
+        """Flush what was appended since the last flush (the periodic flusher; Kafka leaves
+        it to the OS by default and fsyncs on roll, the loader recovers the rest)."""
+        for loaded in self.logs.values():
+            log = loaded.log
+            if log.recovery_point < log.log_end_offset:
+                log.flush()
+
+
+def _write_partition_metadata(directory: str, topic_id: uuid.UUID) -> None:
+    write_file_atomically(os.path.join(directory, PARTITION_METADATA),
+                          f"version: 0\ntopic_id: {uuid_to_kafka(topic_id)}\n".encode())

@@ -1,0 +1,134 @@
+"""A single-node Kafka broker over one log dir (Kafka's ``BrokerServer``): start-up, the
+periodic tasks, and a clean shutdown.
+
+Start-up takes the log dir's ``.lock`` and loads it as ``pylogctl recover`` would (after a
+crash the segments above the recovery point are recovered), loads the groups stored in
+``__consumer_offsets``, then listens. While running, the offset checkpoints are written every
+``checkpoint_interval_ms``. :meth:`Broker.stop` (SIGTERM/SIGINT from the CLI) stops
+listening, answers parked group requests with NOT_COORDINATOR, flushes every log, writes the
+checkpoints and the producer snapshots, trims the active segments' indexes and writes
+``.kafka_cleanshutdown``: the next start trusts the log without recovering it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+from dataclasses import dataclass, field
+from typing import Callable
+
+from ..storage.log_config import LogConfig
+from .group_coordinator import OFFSETS_TOPIC_CONFIG, GroupConfig, GroupCoordinator
+from .kafka_apis import BrokerInfo, KafkaApis
+from .log_manager import LogManager
+from .producer_id_manager import ProducerIdManager
+from .replica_manager import OFFSETS_TOPIC, ReplicaManager
+from .socket_server import DEFAULT_MAX_REQUEST_BYTES, SocketServer
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class BrokerConfig:
+    """The broker's settings (Kafka's names in the comments)."""
+
+    log_dir: str
+    host: str = "127.0.0.1"  # listeners
+    port: int = 9092
+    advertised_host: str | None = None  # advertised.listeners (default: host)
+    advertised_port: int | None = None  # (default: the bound port)
+    node_id: int = 1  # node.id
+    num_partitions: int = 1  # num.partitions
+    auto_create_topics: bool = True  # auto.create.topics.enable
+    socket_request_max_bytes: int = DEFAULT_MAX_REQUEST_BYTES  # socket.request.max.bytes
+    checkpoint_interval_ms: int = 60_000  # log.flush.offset.checkpoint.interval.ms
+    log_config: LogConfig = field(default_factory=LogConfig)  # log.* defaults for topics
+    group: GroupConfig = field(default_factory=GroupConfig)  # group.*, offsets.topic.*
+
+
+class Broker:
+    def __init__(self, config: BrokerConfig) -> None:
+        self.config = config
+        self.log_manager = LogManager(config.log_dir, config.node_id, self.topic_config)
+        self.server: SocketServer | None = None
+        self.groups: GroupCoordinator | None = None
+        self._tasks: list[asyncio.Task[None]] = []
+        self._stopped = asyncio.Event()
+        self.port = config.port
+
+    def topic_config(self, topic: str) -> LogConfig:
+        return OFFSETS_TOPIC_CONFIG if topic == OFFSETS_TOPIC else self.config.log_config
+
+    async def start(self) -> int:
+        """Load the log dir and listen; returns the bound port."""
+        c = self.config
+        self.log_manager.startup()
+        try:
+            replicas = ReplicaManager(self.log_manager)
+            self.groups = GroupCoordinator(replicas, c.group)
+            self.groups.startup()
+            ids = [pid for p in replicas.all_partitions()
+                   for pid in p.log.producer_state.active_producers]
+            info = BrokerInfo(c.node_id, c.advertised_host or c.host, c.advertised_port or 0,
+                              self.log_manager.cluster_id, c.num_partitions,
+                              c.auto_create_topics)
+            apis = KafkaApis(info, replicas, self.groups, ProducerIdManager(ids),
+                             self.topic_config)
+            self.server = SocketServer(apis, c.host, c.port, c.socket_request_max_bytes)
+            self.port = await self.server.start()
+            if c.advertised_port is None:
+                apis.info = BrokerInfo(info.node_id, info.host, self.port, info.cluster_id,
+                                       info.num_partitions, info.auto_create_topics)
+        except BaseException:
+            self.log_manager.shutdown()
+            raise
+        self._tasks.append(asyncio.create_task(self._checkpoint_loop()))
+        logger.info("Broker %d serving %s on %s:%d", c.node_id, self.log_manager.path, c.host,
+                    self.port)
+        return self.port
+
+    async def _checkpoint_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.config.checkpoint_interval_ms / 1000)
+            self.log_manager.checkpoint()
+
+    async def stop(self) -> None:
+        """Stop serving and shut the log dir down cleanly (idempotent)."""
+        if self._stopped.is_set():
+            return
+        self._stopped.set()
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        if self.groups is not None:
+            self.groups.shutdown()
+        if self.server is not None:
+            await self.server.stop()
+        self.log_manager.shutdown()
+        logger.info("Broker %d shut down cleanly", self.config.node_id)
+
+    async def wait_stopped(self) -> None:
+        await self._stopped.wait()
+
+
+async def serve(config: BrokerConfig, on_ready: Callable[[int], None] | None = None) -> None:
+    """Run a broker until SIGTERM or SIGINT, then shut it down cleanly; ``on_ready(port)``
+    is called once it listens."""
+    broker = Broker(config)
+    port = await broker.start()
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    if on_ready is not None:
+        on_ready(port)
+    try:
+        await stop.wait()
+    finally:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.remove_signal_handler(sig)
+        await broker.stop()

@@ -1,0 +1,90 @@
+"""``pylogctl broker start``: serve a log dir to real Kafka clients.
+
+Only parses options; the broker is :mod:`pylogctl.broker` (imported when the command runs, so
+``pylogctl --help`` does not load the protocol library).
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+
+from ..errors import UsageError
+from .app import EXIT_CODES_HELP, app
+
+HELP = (
+    "Run a single-node Kafka broker over a log dir.\n\n"
+    "Clients (librdkafka/confluent-kafka, kcat, kafka-python, aiokafka, kafkajs, Java) "
+    "connect to it unchanged. It writes exactly the on-disk format the other subcommands "
+    "read: segments, indexes, checkpoints, producer snapshots, leader epochs, and the groups "
+    "and committed offsets in __consumer_offsets, so dump-segment, consumer-groups, recover "
+    "and compact work on its log dir once it is stopped.\n\n"
+    "SIGTERM or Ctrl-C shuts it down cleanly (checkpoints, trimmed indexes, "
+    ".kafka_cleanshutdown). After a crash or SIGKILL the next start recovers the log dir as "
+    "`pylogctl recover` would. A log dir locked by another process is refused (exit 4)."
+)
+
+broker_app = typer.Typer(name="broker", help="Run a Kafka broker over a log dir.",
+                         no_args_is_help=True, rich_markup_mode="rich")
+app.add_typer(broker_app, name="broker")
+
+
+def _address(text: str) -> tuple[str, int | None]:
+    host, sep, port = text.rpartition(":")
+    if not sep:
+        return text, None
+    try:
+        return host.strip("[]"), int(port)
+    except ValueError:
+        raise UsageError(f"Invalid address {text!r}: expected HOST or HOST:PORT") from None
+
+
+@broker_app.command("start", help=HELP, epilog=EXIT_CODES_HELP)
+def start(
+    log_dir: str = typer.Option(..., "--log-dir", help="The log dir to serve (created if "
+                                "missing).", show_default=False),
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on."),
+    port: int = typer.Option(9092, "--port", help="Port to listen on (0: any free port)."),
+    advertised: Optional[str] = typer.Option(
+        None, "--advertised-address", metavar="HOST[:PORT]",
+        help="Address clients are told to connect to (advertised.listeners; default: the "
+        "listening address and port)."),
+    node_id: int = typer.Option(1, "--node-id", help="This broker's node.id (must match "
+                                "meta.properties of an existing log dir)."),
+    num_partitions: int = typer.Option(1, "--num-partitions", help="Partitions of "
+                                       "auto-created topics (num.partitions)."),
+    auto_create: bool = typer.Option(True, "--auto-create/--no-auto-create",
+                                     help="Create unknown topics on Metadata requests "
+                                     "(auto.create.topics.enable)."),
+    offsets_partitions: int = typer.Option(50, "--offsets-topic-partitions",
+                                           help="Partitions of __consumer_offsets when it is "
+                                           "created (offsets.topic.num.partitions)."),
+    rebalance_delay_ms: int = typer.Option(3000, "--group-initial-rebalance-delay-ms",
+                                           help="group.initial.rebalance.delay.ms."),
+    log_level: str = typer.Option("INFO", "--log-level", help="Logging level (stderr)."),
+) -> None:
+    """Start the broker and serve until SIGTERM/SIGINT."""
+    import asyncio
+    import logging
+    import sys
+
+    from ..broker.group_coordinator import GroupConfig
+    from ..broker.server import BrokerConfig, serve
+
+    if num_partitions < 1 or offsets_partitions < 1:
+        raise UsageError("--num-partitions and --offsets-topic-partitions must be at least 1")
+    logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s "
+                        "%(name)s: %(message)s")
+    adv_host, adv_port = _address(advertised) if advertised else (None, None)
+    config = BrokerConfig(log_dir=log_dir, host=host, port=port, advertised_host=adv_host,
+                          advertised_port=adv_port, node_id=node_id,
+                          num_partitions=num_partitions, auto_create_topics=auto_create,
+                          group=GroupConfig(offsets_topic_partitions=offsets_partitions,
+                                            initial_rebalance_delay_ms=rebalance_delay_ms))
+    def ready(bound: int) -> None:
+        # one line for scripts and supervisors to wait on (and to learn the port of --port 0)
+        print(f"pylogctl: broker {node_id} listening on {host}:{bound} (log dir {log_dir})",
+              file=sys.stderr, flush=True)
+
+    asyncio.run(serve(config, ready))
