@@ -11,4 +11,7 @@ setup(ext_modules=[Extension("pylogctl.format._speedups", ["pylogctl/format/_spe
                               "pylogctl/format/_crc32c.c"],
                              # #included by _speedups.c: listed so a change rebuilds it
                              depends=["pylogctl/format/_recover_scan.c"],
+                             optional=True),
+                   Extension("pylogctl.storage._cleaner_scan",
+                             ["pylogctl/storage/_cleaner_scan.c", "pylogctl/format/_crc32c.c"],
                              optional=True)])

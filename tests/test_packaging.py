@@ -53,20 +53,30 @@ def test_sample_writes_a_log_dir_that_dumps_cleanly(tmp_path: Path):
     assert batches[-1]["isControl"] and batches[-1]["records"][0]["control"]["type"] == "COMMIT"
 
 
-def test_the_accelerator_is_built_where_it_can_be():
-    """The extension is optional (``optional=True`` in setup.py), so a C file that no longer
-    compiles would only make its tests skip. Where a compiler and the Python headers exist, as
-    in CI, it must have been built, and its sources must match the built copy."""
+# each optional C extension and the sources compiled into it
+ACCELERATORS = {
+    "pylogctl.format._speedups": ["pylogctl/format/_*.c"],
+    "pylogctl.storage._cleaner_scan": ["pylogctl/storage/_cleaner_scan.c",
+                                       "pylogctl/format/_crc32c.c"],
+}
+
+
+@pytest.mark.parametrize("module", ACCELERATORS)
+def test_the_accelerators_are_built_where_they_can_be(module):
+    """The extensions are optional (``optional=True`` in setup.py), so a C file that no longer
+    compiles would only make its tests skip (its Python path taking over). Where a compiler
+    and the Python headers exist, as in CI, each must have been built, and its sources must
+    match the built copy."""
+    import importlib
     import shutil
     import sysconfig
 
     headers = Path(sysconfig.get_paths()["include"]) / "Python.h"
     if not (shutil.which("cc") or shutil.which("gcc")) or not headers.exists():
         pytest.skip("no C compiler or Python headers: the pure-Python path is the one in use")
-    from pylogctl.format import _speedups
-
-    built = Path(_speedups.__file__).stat().st_mtime
-    sources = [p for p in (REPO / "pylogctl" / "format").glob("_*.c")]
+    built = Path(importlib.import_module(module).__file__).stat().st_mtime
+    sources = [p for pattern in ACCELERATORS[module] for p in REPO.glob(pattern)]
+    assert sources
     stale = [p.name for p in sources if p.stat().st_mtime > built + 1]
     assert not stale, ("edited after the extension was built (rebuild it with "
                        f"`pip install -e .`): {stale}")

@@ -91,8 +91,15 @@ class Connection:
     client_host: str
 
 
+# Advertised floors below the served ones (KAFKA-18659, as Kafka 4.0 does): older librdkafka
+# releases (librdkafka#4956; kcat in Debian links 2.0.2) tie gzip/snappy/lz4 to Produce v2
+# being in the range and silently produce uncompressed when it is not. Only ApiVersions says
+# so: a Produce request below v3 is still refused like any unsupported version.
+ADVERTISED_MIN_VERSION: dict[int, int] = {0: 0}
+
+
 def api_versions_list() -> list[dict[str, int]]:
-    return [{"api_key": k, "min_version": lo, "max_version": hi}
+    return [{"api_key": k, "min_version": ADVERTISED_MIN_VERSION.get(k, lo), "max_version": hi}
             for k, (_, lo, hi) in sorted(SUPPORTED.items())]
 
 

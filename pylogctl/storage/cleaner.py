@@ -10,13 +10,19 @@ A cleaning covers ``[first dirty, first uncleanable)`` (:mod:`~pylogctl.storage.
 2. **Groups** (``groupSegmentsBySize``): the segments from the first up to the map's end are
    merged greedily into groups whose ``.log`` total fits ``segment.bytes``, whose offset and
    time indexes each fit ``segment.index.bytes``, and whose offsets fit one segment's int32 range.
-3. **Copy** (``cleanSegments``/``cleanInto``): each group is filtered
-   (:func:`~pylogctl.format.record_filter.filter_to`) into one ``.cleaned`` segment based at the
-   group's first base offset, appended one read buffer's worth at a time (so its indexes get
-   the entries Kafka's appends give them), flushed, given the last source segment's mtime, and
-   swapped in (:mod:`~pylogctl.storage.segment_swap`). What stays is the
+3. **Copy** (``cleanSegments``/``cleanInto``): each group is filtered (``filter_to``, through
+   :meth:`~pylogctl.storage.cleaner_filter.CleanerFilter.filter_into`) into one ``.cleaned``
+   segment based at the group's first base offset, appended one read buffer's worth at a time
+   (so its indexes get the entries Kafka's appends give them), flushed, given the last source
+   segment's mtime, and swapped in (:mod:`~pylogctl.storage.segment_swap`). What stays is the
    :class:`~pylogctl.storage.cleaner_filter.CleanerFilter`'s decision; the legacy (magic < 2)
    tombstone horizon is the last clean segment's mtime minus ``delete.retention.ms``.
+
+Both passes read plain v2 batches (uncompressed data batches) in C when the optional extension
+``_cleaner_scan`` is built (:meth:`SkimpyOffsetMap.put_batch
+<pylogctl.storage.offset_map.SkimpyOffsetMap.put_batch>`, ``CleanerFilter.filter_into``), with
+the same results as the Python path, which takes every other batch: reading each record into
+objects twice, and re-encoding the kept ones, cost about five times a single decoding pass.
 
 A decoding error names the segment file and the byte position of the batch.
 """
@@ -31,7 +37,6 @@ from typing import Iterator, Sequence
 from ..errors import CorruptRecordError, LogSegmentOffsetOverflowError, PylogctlError
 from ..format.log_stream import AnyBatch
 from ..format.record_batch import CONTROL_FLAG
-from ..format.record_filter import filter_to
 from .cleaned_txn import CleanedTransactionMetadata
 from .cleaner_config import CleanerConfig
 from .cleaner_filter import CleanerFilter
@@ -196,7 +201,8 @@ class Cleaner:
         offset_map = self.offset_map
         max_entries = int(offset_map.slots * self.load_factor)
         position = segment.offset_index.lookup(start).position
-        put_records = offset_map.put_records
+        put_records, put_batch = offset_map.put_records, offset_map.put_batch
+        view = segment.log.view
         messages = read = 0
         try:
             for batch in _batches(segment, position):
@@ -207,10 +213,13 @@ class Cleaner:
                 elif txn.on_batch_read(batch):
                     messages += batch.records_count or 0
                 else:
-                    records = batch.records()
-                    if put_records(records, start, max_entries):
-                        return True
-                    messages += len(records)
+                    count = put_batch(view, batch.position, start, max_entries)
+                    if count is None:  # decoded: compressed, legacy, or the map may fill up
+                        records = batch.records()
+                        if put_records(records, start, max_entries):
+                            return True
+                        count = len(records)
+                    messages += count
                 last = batch.last_offset
                 if last >= start:
                     offset_map.latest_offset = last
@@ -256,14 +265,16 @@ class Cleaner:
         """``cleanInto``: one read buffer of batches at a time, each buffer's output one append."""
         reader = _ReadBuffer(_batches(source, 0), self.io_buffer_size, self.max_io_buffer_size,
                              max_message_bytes)
+        view = source.log.view
         while True:
             try:
                 chunk = reader.fill()
                 if not chunk:
                     return
                 out = bytearray()
-                result = filter_to(chunk, keep, out, max_record_batch_size=max_message_bytes,
-                                   stop_above=reader.capacity)
+                result = keep.filter_into(view, chunk, out,
+                                          max_record_batch_size=max_message_bytes,
+                                          stop_above=reader.capacity)
             except PylogctlError as exc:
                 raise exc.at(source.log.path)
             reader.consume(result.bytes_read)

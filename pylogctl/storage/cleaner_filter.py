@@ -10,18 +10,37 @@ offset it stays; a keyless record goes (counted invalid); a record stays if no l
 its key is mapped and it has a value, or is a tombstone whose batch's delete horizon has not
 passed (magic < 2: whose segment is newer than the legacy horizon). Control records stay with
 their batch.
+
+:meth:`CleanerFilter.filter_into` is ``filter_to`` with this filter, the plain v2 batches (no
+codec, not control, records judged one by one) done in C (``_cleaner_scan.filter_batch``, an
+optional extension): the same decisions, output bytes and counts, without decoding a record
+into objects or re-encoding the kept ones in Python. Every other batch, and any the C code
+hands back (malformed, or a case it leaves to Python), goes through ``filter_to``.
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+import os
+from typing import Protocol, Sequence
 
 from ..format.log_stream import AnyBatch
 from ..format.record import Record
-from ..format.record_filter import BatchRetention, BatchRetentionResult
+from ..format.record_batch import CODEC_MASK, CONTROL_FLAG, RECORD_BATCH_OVERHEAD
+from ..format.record_filter import (BatchRetention, BatchRetentionResult, FilterResult,
+                                    empty_batch_header, filter_to)
 from .cleaned_txn import CleanedTransactionMetadata
 from .cleaner_log import LastRecord
 from .offset_map import SkimpyOffsetMap
+
+# PYLOGCTL_NO_SPEEDUPS=1, or no extension: every batch goes through filter_to.
+try:
+    if os.environ.get("PYLOGCTL_NO_SPEEDUPS", "") not in ("", "0"):
+        raise ImportError("PYLOGCTL_NO_SPEEDUPS is set")
+    from ._cleaner_scan import filter_batch as _filter_batch
+except ImportError:
+    _filter_batch = None
+_INT64 = range(-(1 << 63), 1 << 63)
+_DELETE, _RETAIN_EMPTY = BatchRetention.DELETE, BatchRetention.RETAIN_EMPTY
 
 
 class InvalidCounter(Protocol):
@@ -36,7 +55,7 @@ class CleanerFilter:
 
     __slots__ = ("current_time", "delete_retention_ms", "_latest", "_get", "_present",
                  "_retain_legacy", "_txn", "_last_records", "_upper", "_stats",
-                 "_discard_batch_records")
+                 "_discard_batch_records", "_offsets")
 
     def __init__(self, offset_map: SkimpyOffsetMap, now_ms: int, delete_retention_ms: int,
                  retain_legacy_deletes: bool, txn: CleanedTransactionMetadata,
@@ -47,6 +66,7 @@ class CleanerFilter:
         self._latest = offset_map.latest_offset
         self._get = offset_map.get
         self._present = offset_map.present()
+        self._offsets = offset_map.lookup_table()
         self._retain_legacy = retain_legacy_deletes
         self._txn = txn
         self._last_records = last_records
@@ -110,3 +130,73 @@ class CleanerFilter:
                     retain_deletes or record.value is not None):
                 kept.append(record)
         return kept
+
+    def filter_into(self, buf, batches: Sequence[AnyBatch], out: bytearray, *,
+                    max_record_batch_size: int, stop_above: int | None = None) -> FilterResult:
+        """``filter_to(batches, self, out, ...)`` for batches located in ``buf`` (the
+        segment's mapped bytes), the plain v2 ones filtered in C (see the module docstring).
+
+        Step for step what ``filter_to`` does: each batch judged once, its bytes counted, a
+        deleted batch skipped, any other filtered, and a stop after the one that takes
+        ``out`` past ``stop_above``; a batch the C code does not take goes through
+        ``filter_to`` alone, with its verdict."""
+        horizon = self.current_time + self.delete_retention_ms
+        scan = _filter_batch
+        if scan is None or self.current_time not in _INT64 or horizon not in _INT64:
+            return filter_to(batches, self, out, max_record_batch_size=max_record_batch_size,
+                             stop_above=stop_above)
+        result = FilterResult()
+        latest, offsets, get, now = self._latest, self._offsets, self._get, self.current_time
+        for batch in batches:
+            verdict = self.check_batch_retention(batch)
+            size = batch.size_in_bytes
+            if verdict.retention is _DELETE:
+                result.bytes_read += size
+                continue
+            got = NotImplemented
+            if not (batch.magic != 2 or batch.attributes & (CODEC_MASK | CONTROL_FLAG)
+                    or self._discard_batch_records):
+                got = scan(buf, batch.position, out, latest, offsets, get, now, horizon)
+                if got is not NotImplemented and got[3] > size and got[3] > max_record_batch_size:
+                    del out[len(out) - got[3]:]  # outgrew the limit: filter_to warns about it
+                    got = NotImplemented
+            if got is NotImplemented:
+                part = filter_to((batch,), _Judged(self, verdict), out,
+                                 max_record_batch_size=max_record_batch_size)
+                result.messages_read += part.messages_read
+                result.bytes_read += part.bytes_read
+                result._retained(part.max_timestamp, part.shallow_offset_of_max_timestamp,
+                                 part.max_offset, part.messages_retained, part.bytes_retained)
+            else:
+                read, kept, invalid, written, max_ts, shallow, max_offset = got
+                self._stats.invalid_messages_read += invalid
+                result.bytes_read += size
+                result.messages_read += read
+                if kept:
+                    result._retained(max_ts, shallow, max_offset, kept, written)
+                elif verdict.retention is _RETAIN_EMPTY:
+                    out += empty_batch_header(batch)
+                    result._retained(batch.max_timestamp, batch.last_offset, batch.last_offset,
+                                     0, RECORD_BATCH_OVERHEAD)
+            if stop_above is not None and len(out) > stop_above:
+                break
+        return result
+
+
+class _Judged:
+    """A :class:`CleanerFilter` whose verdict on the next batch is already known (its
+    ``check_batch_retention`` updates transaction state, so it runs once per batch)."""
+
+    __slots__ = ("_filter", "_verdict", "current_time", "delete_retention_ms")
+
+    def __init__(self, record_filter: CleanerFilter, verdict: BatchRetentionResult) -> None:
+        self._filter = record_filter
+        self._verdict = verdict
+        self.current_time = record_filter.current_time
+        self.delete_retention_ms = record_filter.delete_retention_ms
+
+    def check_batch_retention(self, batch: AnyBatch) -> BatchRetentionResult:
+        return self._verdict
+
+    def filter_records(self, batch: AnyBatch, records: list[Record]) -> list[Record]:
+        return self._filter.filter_records(batch, records)

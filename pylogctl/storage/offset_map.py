@@ -18,25 +18,40 @@ map get full enough for probing to fail), and so is every cleaning decision made
 more (about 150 bytes plus the key per entry: a full default map of 5 million keys is ~0.8 GiB).
 A Python loop over Kafka's probe sequence would keep the 24 bytes but cost several times the
 time of every lookup, and the cleaner's throughput is made of lookups.
+
+:meth:`SkimpyOffsetMap.put_batch` puts a plain v2 batch's keys without decoding its records,
+in C (``_cleaner_scan.map_batch``, an optional extension): the same dict updates as
+:meth:`~SkimpyOffsetMap.put_records`' bulk path, the digests of the new keys checked here.
+:meth:`~SkimpyOffsetMap.lookup_table` is a read-only copy of the entries for the copy pass's
+look-ups in C.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 from itertools import islice
-from typing import Callable
+from typing import Callable, Iterable
 
 from ..errors import UsageError
 from ..format.record import Record
 
 OFFSET_BYTES = 8
 
+# PYLOGCTL_NO_SPEEDUPS=1, or no extension: every batch is decoded and put by put_records.
+try:
+    if os.environ.get("PYLOGCTL_NO_SPEEDUPS", "") not in ("", "0"):
+        raise ImportError("PYLOGCTL_NO_SPEEDUPS is set")
+    from ._cleaner_scan import key_table as _key_table, map_batch as _map_batch
+except ImportError:
+    _key_table = _map_batch = None
+
 
 class SkimpyOffsetMap:
     """At most :attr:`slots` key digests -> offsets, within ``memory`` bytes of Kafka's layout."""
 
     __slots__ = ("memory", "hash_algorithm", "hash_size", "bytes_per_entry", "slots",
-                 "latest_offset", "_offsets", "_owners", "_hash")
+                 "latest_offset", "_offsets", "_owners", "_hash", "_table")
 
     def __init__(self, memory: int, hash_algorithm: str = "MD5") -> None:
         name = hash_algorithm.replace("-", "").lower()
@@ -52,6 +67,7 @@ class SkimpyOffsetMap:
         self.latest_offset = -1
         self._offsets: dict[bytes, int] = {}  # owner key -> offset
         self._owners: dict[bytes, bytes] = {}  # digest -> owner key
+        self._table: object = None  # lookup_table()'s, until the entries change
         self._hash: Callable[[bytes], "hashlib._Hash"] = (
             getattr(hashlib, name) if name in hashlib.algorithms_guaranteed
             else lambda data: hashlib.new(name, data))
@@ -77,6 +93,7 @@ class SkimpyOffsetMap:
         if len(self._offsets) >= self.slots:  # Kafka refuses even an update once all are used
             raise ValueError(f"Attempted to add a new entry to a full offset map, entries: "
                              f"{len(self._offsets)}, slots: {self.slots}")
+        self._table = None
         if key in self._offsets:
             self._offsets[key] = offset
         else:
@@ -93,6 +110,7 @@ class SkimpyOffsetMap:
         ``buildOffsetMapForSegment``); stop and return True when the map already holds
         ``max_entries`` keys and another keyed record comes."""
         offsets = self._offsets
+        self._table = None
         if (len(offsets) + len(records) > max_entries
                 or (records and records[0].offset < start)):
             return self._put_records_one_by_one(records, start, max_entries)
@@ -105,12 +123,35 @@ class SkimpyOffsetMap:
         offsets.update(pairs)
         grew = len(offsets) - before
         if grew:
-            for key in list(islice(reversed(offsets), grew)):
-                owner = self._owners.setdefault(self._hash(key).digest(), key)
-                if owner is not key:  # a digest collision: the keys share the owner's entry
-                    offsets[owner] = max(offsets[owner], offsets.pop(key))
+            self._own(list(islice(reversed(offsets), grew)))
         self.latest_offset = pairs[-1][1]
         return False
+
+    def _own(self, new_keys: Iterable[bytes]) -> None:
+        """Give keys just added to the offsets their digest's entry, newest first."""
+        offsets = self._offsets
+        for key in new_keys:
+            owner = self._owners.setdefault(self._hash(key).digest(), key)
+            if owner is not key:  # a digest collision: the keys share the owner's entry
+                offsets[owner] = max(offsets[owner], offsets.pop(key))
+
+    def put_batch(self, buf, position: int, start: int, max_entries: int) -> int | None:
+        """:meth:`put_records` for the v2 batch at ``position`` of ``buf``, without decoding
+        it; returns its record count. None, with nothing put, when the caller must decode the
+        batch and call :meth:`put_records`: no extension, a compressed, legacy or malformed
+        batch, one starting before ``start``, or a map that may fill up within it."""
+        if _map_batch is None:
+            return None
+        self._table = None
+        got = _map_batch(buf, position, self._offsets, start, max_entries)
+        if got is NotImplemented:
+            return None
+        count, new_keys, last = got
+        if last is not None:
+            if new_keys:
+                self._own(reversed(new_keys))
+            self.latest_offset = last
+        return count
 
     def _put_records_one_by_one(self, records: list[Record], start: int,
                                 max_entries: int) -> bool:
@@ -126,6 +167,16 @@ class SkimpyOffsetMap:
                     self._put_new(key, record.offset)
                 self.latest_offset = record.offset
         return False
+
+    def lookup_table(self) -> object:
+        """The entries by owner key for the C filter's look-ups, read only: a copy in the
+        extension's table (``key_table``: one memory access per look-up where the dict takes
+        three), made once per state of the map; the dict itself without the extension. A key
+        found there is answered without hashing; any other goes to :meth:`get`."""
+        if self._table is None:
+            table = NotImplemented if _key_table is None else _key_table(self._offsets)
+            self._table = self._offsets if table is NotImplemented else table
+        return self._table
 
     def present(self) -> Callable[[bytes], int | None]:
         """A lookup for the hot loop: the offset of a key already in the map, None for any
@@ -145,6 +196,7 @@ class SkimpyOffsetMap:
         self.latest_offset = offset
 
     def clear(self) -> None:
+        self._table = None
         self._offsets.clear()
         self._owners.clear()
         self.latest_offset = -1

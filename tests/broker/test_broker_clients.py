@@ -10,13 +10,12 @@ Waiting is on the clients' own blocking calls (flush, poll with a deadline) -- n
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from pathlib import Path
 
 import pytest
 
-from broker_support import BrokerThread
+from broker_support import BrokerThread, check_offline
 
 N = 40
 MORE = 7
@@ -24,20 +23,7 @@ DEADLINE_S = 30
 
 
 def _check_offline(cli, log_dir: Path, group: str, topic: str, partitions: int) -> dict:
-    """The offline commands agree with what the clients did; returns {partition: offset}."""
-    r = cli("consumer-groups", log_dir, "--describe", "--group", group, "-o", "json")
-    assert r.code == 0, r.err
-    rows = [row for row in json.loads(r.out) if row["topic"] == topic]
-    assert len(rows) == partitions
-    assert all(row["lag"] == 0 and row["currentOffset"] == row["logEndOffset"] for row in rows)
-    assert sum(row["currentOffset"] for row in rows) == N + MORE
-    r = cli("recover", "--check", log_dir)
-    assert r.code == 0, r.out + r.err
-    segments = sorted(str(p) for p in log_dir.glob("*/*.log"))
-    r = cli("dump-segment", *segments)
-    assert r.code == 0, r.err
-    assert "isvalid: false" not in r.out
-    return {row["partition"]: row["currentOffset"] for row in rows}
+    return check_offline(cli, log_dir, group, topic, partitions, N + MORE)
 
 
 def _expected(first: int, count: int) -> set[tuple[bytes, bytes]]:
