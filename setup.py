@@ -14,4 +14,7 @@ setup(ext_modules=[Extension("pylogctl.format._speedups", ["pylogctl/format/_spe
                              optional=True),
                    Extension("pylogctl.storage._cleaner_scan",
                              ["pylogctl/storage/_cleaner_scan.c", "pylogctl/format/_crc32c.c"],
+                             optional=True),
+                   Extension("pylogctl.groups._offsets_scan",
+                             ["pylogctl/groups/_offsets_scan.c", "pylogctl/format/_crc32c.c"],
                              optional=True)])

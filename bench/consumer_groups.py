@@ -435,6 +435,10 @@ def _run(log_dir: Path, args) -> int:
     one = {g: time_cli(base + ["--describe", "--group", g], repeat) for g in picks}
     slowest = max(one, key=lambda g: one[g][0])
 
+    from pylogctl.groups.replay import LastRecords
+
+    replay = ("C (pylogctl.groups._offsets_scan)" if LastRecords is not None
+              else "pure Python (C accelerator not built, or PYLOGCTL_NO_SPEEDUPS set)")
     mb = size / 1e6
     floor = crc["best"]
     load_avg = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
@@ -443,7 +447,7 @@ def _run(log_dir: Path, args) -> int:
           f"({OFFSETS_PARTITIONS} partitions, {info['batches']:,} batches, "
           f"{info['records']:,} records), {args.groups:,} groups; Python "
           f"{platform.python_version()}, {os.cpu_count()} CPUs, load average {load_avg:.1f}; "
-          f"best of {repeat}, warm page cache")
+          f"best of {repeat}, warm page cache; offsets replay: {replay}")
     print()
     w = 66
     print(f"{'':<{w}} {'seconds':>8} {'CPU s':>7} {'MB/s':>7} {'x CRC floor':>11}")

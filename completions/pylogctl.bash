@@ -6,7 +6,7 @@
 _pylogctl_spec() {
     case $1 in
         '')
-            subs='config compact consumer-groups dump-segment rebuild-index recover retention sample truncate broker'
+            subs='config compact consumer-groups dump-segment rebuild-index recover retention sample scan stats truncate broker'
             opts='--version --debug -h --help'
             vopts='' ;;
         'config')
@@ -41,6 +41,14 @@ _pylogctl_spec() {
             subs=''
             opts='-h --help'
             vopts='' ;;
+        'scan')
+            subs=''
+            opts='--engine --master --topic --partition --from-offset --to-offset --from-time --to-time --key --grep --count --export --split-bytes --all-replicas -o --output -h --help'
+            vopts='--engine --master --topic --partition --from-offset --to-offset --from-time --to-time --key --grep --export --split-bytes -o --output' ;;
+        'stats')
+            subs=''
+            opts='--engine --master --split-bytes -o --output -h --help'
+            vopts='--engine --master --split-bytes -o --output' ;;
         'truncate')
             subs=''
             opts='--to-offset --start-at --log-start-offset --execute --backup-dir -o --output -h --help'
@@ -77,6 +85,11 @@ _pylogctl_value() {
         'retention|--config-file') _pylogctl_files ;;
         'retention|--backup-dir') _pylogctl_dirs ;;
         'retention|-o'|'retention|--output') _pylogctl_words 'text json ndjson yaml' ;;
+        'scan|--engine') _pylogctl_words 'local spark' ;;
+        'scan|--export') _pylogctl_dirs ;;
+        'scan|-o'|'scan|--output') _pylogctl_words 'table json ndjson' ;;
+        'stats|--engine') _pylogctl_words 'local spark' ;;
+        'stats|-o'|'stats|--output') _pylogctl_words 'table json' ;;
         'truncate|--backup-dir') _pylogctl_dirs ;;
         'truncate|-o'|'truncate|--output') _pylogctl_words 'text json ndjson yaml' ;;
         'broker start|--log-dir') _pylogctl_dirs ;;
@@ -103,6 +116,10 @@ _pylogctl_arg() {
             (( $2 >= 0 )) && _pylogctl_files ;;
         'sample')
             (( $2 >= 0 && $2 < 1 )) && _pylogctl_dirs ;;
+        'scan')
+            (( $2 >= 0 )) && _pylogctl_files ;;
+        'stats')
+            (( $2 >= 0 )) && _pylogctl_files ;;
         'truncate')
             (( $2 >= 0 && $2 < 1 )) && _pylogctl_dirs ;;
     esac

@@ -58,6 +58,8 @@ ACCELERATORS = {
     "pylogctl.format._speedups": ["pylogctl/format/_*.c"],
     "pylogctl.storage._cleaner_scan": ["pylogctl/storage/_cleaner_scan.c",
                                        "pylogctl/format/_crc32c.c"],
+    "pylogctl.groups._offsets_scan": ["pylogctl/groups/_offsets_scan.c",
+                                      "pylogctl/format/_crc32c.c"],
 }
 
 

@@ -21,8 +21,15 @@ timeout is removed and the group rebalances.
 Differences from Kafka, deliberate for now: at start-up the groups are loaded from the log with
 their offsets, generation and protocol, but without members (the group is Empty: members
 rejoin, where Kafka would wait out their sessions); a static member that rejoins with a new
-member id triggers a rebalance instead of silently replacing its predecessor. Transactional
-offset commits are not handled yet.
+member id triggers a rebalance instead of silently replacing its predecessor.
+
+Transactional offset commits (TxnOffsetCommit) are the same records in a transactional batch
+carrying the producer id and epoch (Kafka's ``storeOffsets`` with a producer id); they stay
+pending, per producer, until the transaction coordinator writes the COMMIT marker to the
+partition (then they become the committed offsets) or the ABORT marker (then they are
+dropped): :meth:`GroupCoordinator.complete_transaction`. While one is pending, an OffsetFetch
+with ``require_stable`` gets UNSTABLE_OFFSET_COMMIT for its partition. Pending commits are
+restored at start-up from the log as the offline loader replays them.
 """
 
 from __future__ import annotations
@@ -111,6 +118,9 @@ class Group:
     members: dict[str, Member] = field(default_factory=dict)
     pending_members: set[str] = field(default_factory=set)
     offsets: dict[tuple[str, int], CommittedOffset] = field(default_factory=dict)
+    # producer id -> offsets committed in its open transaction
+    pending_txn_offsets: dict[int, dict[tuple[str, int], CommittedOffset]] = field(
+        default_factory=dict)
     state_timestamp: int = -1
     new_member_added: bool = False
     join_timer: asyncio.TimerHandle | None = None
@@ -186,6 +196,10 @@ class GroupCoordinator:
                 group.offsets = {(tp.topic, tp.partition): CommittedOffset(
                     o.offset, -1 if o.leader_epoch is None else o.leader_epoch, o.metadata,
                     o.commit_timestamp) for tp, o in stored.offsets.items()}
+                group.pending_txn_offsets = {pid: {(tp.topic, tp.partition): CommittedOffset(
+                    o.offset, -1 if o.leader_epoch is None else o.leader_epoch, o.metadata,
+                    o.commit_timestamp) for tp, o in offsets.items()}
+                    for pid, offsets in stored.pending_offsets.items() if offsets}
                 self.groups[gid] = group
 
     def offsets_partition(self, group_id: str) -> Partition:
@@ -195,10 +209,17 @@ class GroupCoordinator:
         assert partition is not None
         return partition
 
-    def _store(self, group_id: str, records: list[tuple[bytes, bytes | None]]) -> Errors:
-        """Append one batch of coordinator records; Kafka's commit error mapping applies."""
+    def _store(self, group_id: str, records: list[tuple[bytes, bytes | None]],
+               producer_id: int = -1, producer_epoch: int = -1) -> Errors:
+        """Append one batch of coordinator records (a transactional one for a producer id);
+        Kafka's commit error mapping applies."""
         stamp = now_ms()
-        builder = RecordBatchBuilder(base_offset=0)
+        if producer_id >= 0:
+            builder = RecordBatchBuilder(base_offset=0, producer_id=producer_id,
+                                         producer_epoch=producer_epoch, base_sequence=0,
+                                         is_transactional=True)
+        else:
+            builder = RecordBatchBuilder(base_offset=0)
         for key, value in records:
             builder.append(stamp, key, value)
         try:
@@ -511,6 +532,57 @@ class GroupCoordinator:
                 return all_(Errors.ILLEGAL_GENERATION)
             member = group.members[member_id]
             self._schedule_expiry(group, member, member.session_timeout_ms)
+        return self._store_offsets(group, offsets)
+
+    def commit_transactional_offsets(
+            self, group_id: str, producer_id: int, producer_epoch: int, generation: int,
+            member_id: str, group_instance_id: str | None,
+            offsets: dict[tuple[str, int], tuple[int, int, str | None]]
+    ) -> dict[tuple[str, int], Errors]:
+        """TxnOffsetCommit (``handleTxnCommitOffsets``): store the offsets as part of the
+        producer's transaction; they stay pending until its marker."""
+        def all_(code: Errors) -> dict[tuple[str, int], Errors]:
+            return {tp: code for tp in offsets}
+        if not group_id:
+            return all_(Errors.INVALID_GROUP_ID)
+        self.ensure_offsets_topic()
+        group = self.groups.get(group_id)
+        if group is None:
+            group = self.groups[group_id] = Group(group_id)
+        if group.state == DEAD:
+            return all_(Errors.COORDINATOR_NOT_AVAILABLE)
+        if group_instance_id is not None and member_id and any(
+                m.group_instance_id == group_instance_id and m.member_id != member_id
+                for m in group.members.values()):
+            return all_(Errors.FENCED_INSTANCE_ID)
+        if member_id and member_id not in group.members:
+            return all_(Errors.UNKNOWN_MEMBER_ID)
+        if generation >= 0 and generation != group.generation:
+            return all_(Errors.ILLEGAL_GENERATION)
+        return self._store_offsets(group, offsets, producer_id, producer_epoch)
+
+    def complete_transaction(self, producer_id: int, offsets_partition: int,
+                             commit: bool) -> None:
+        """A COMMIT/ABORT marker of ``producer_id`` was written to ``offsets_partition``:
+        its pending commits in the groups of that partition become committed or go."""
+        for group in self.groups.values():
+            pending = group.pending_txn_offsets.get(producer_id)
+            if pending is None or \
+                    partition_for(group.group_id, self.partition_count) != offsets_partition:
+                continue
+            del group.pending_txn_offsets[producer_id]
+            if commit:
+                group.offsets.update(pending)
+
+    def has_pending_offsets(self, group_id: str, tp: tuple[str, int]) -> bool:
+        group = self.groups.get(group_id)
+        return group is not None and any(tp in p for p in group.pending_txn_offsets.values())
+
+    def _store_offsets(self, group: Group,
+                       offsets: dict[tuple[str, int], tuple[int, int, str | None]],
+                       producer_id: int = -1, producer_epoch: int = -1
+                       ) -> dict[tuple[str, int], Errors]:
+        group_id = group.group_id
         results: dict[tuple[str, int], Errors] = {}
         records = []
         stamp = now_ms()
@@ -528,8 +600,10 @@ class GroupCoordinator:
                 OFFSET_COMMIT_VALUE_VERSION, value))
             accepted[(topic, partition)] = CommittedOffset(offset, epoch, metadata or "", stamp)
         if records:
-            error = self._store(group_id, records)
-            if error == Errors.NONE:
+            error = self._store(group_id, records, producer_id, producer_epoch)
+            if error == Errors.NONE and producer_id >= 0:
+                group.pending_txn_offsets.setdefault(producer_id, {}).update(accepted)
+            elif error == Errors.NONE:
                 group.offsets.update(accepted)
             for tp in accepted:
                 results[tp] = error

@@ -5,7 +5,8 @@ request into plain response data (see :mod:`pylogctl.broker.protocol`).
 served by the same handler, which reads the fields its version has (``getattr`` with the
 schema's meaning of an absent field). The version floors are Kafka 4's (KIP-896); the ceilings
 stop before versions that need features this broker does not have yet (topic ids in Fetch and
-Produce, KIP-848 groups, batched OffsetFetch, transactions V2).
+Produce, KIP-848 groups, batched OffsetFetch, transactions V2: AddPartitionsToTxn v4+ (batched,
+broker-side verification), EndTxn v5, TxnOffsetCommit v5, InitProducerId v6).
 
 Rules followed, by API (``broker.md`` (b), ``kafka-tools-reference.md`` §5.3):
 
@@ -21,6 +22,11 @@ Rules followed, by API (``broker.md`` (b), ``kafka-tools-reference.md`` §5.3):
   available the request waits for an append or ``max_wait``. Records go out with sendfile.
 - ListOffsets: -2 earliest, -1 latest (high watermark or LSO), -3 max timestamp, else the
   first offset whose timestamp is at or after the target (time index).
+- Transactions (FindCoordinator key type 1, InitProducerId with a transactional id,
+  AddPartitionsToTxn, AddOffsetsToTxn, EndTxn): the transaction coordinator
+  (:mod:`.transaction_coordinator`); TxnOffsetCommit and OffsetFetch's ``require_stable``: the
+  group coordinator. PRODUCER_FENCED goes to clients too old to know it as
+  INVALID_PRODUCER_EPOCH, as Kafka's ``KafkaApis`` does.
 """
 
 from __future__ import annotations
@@ -39,6 +45,7 @@ from ..storage.log_validator import RecordValidationError
 from .error_codes import Errors, error_for
 from .group_coordinator import GroupCoordinator
 from .producer_id_manager import ProducerIdManager
+from .transaction_coordinator import TransactionCoordinator
 from .protocol import FileRegion, Request, millis
 from .replica_manager import INTERNAL_TOPICS, ReplicaManager, topic_name_problem
 
@@ -63,8 +70,12 @@ SUPPORTED: dict[int, tuple[str, int, int]] = {
     19: ("CreateTopics", 2, 7),
     20: ("DeleteTopics", 1, 6),
     21: ("DeleteRecords", 0, 2),
-    22: ("InitProducerId", 0, 4),
+    22: ("InitProducerId", 0, 5),
     23: ("OffsetForLeaderEpoch", 2, 4),
+    24: ("AddPartitionsToTxn", 0, 3),
+    25: ("AddOffsetsToTxn", 0, 4),
+    26: ("EndTxn", 0, 4),
+    28: ("TxnOffsetCommit", 0, 4),
 }
 
 EARLIEST_TIMESTAMP = -2
@@ -112,8 +123,10 @@ class KafkaApis:
 
     def __init__(self, info: BrokerInfo, replicas: ReplicaManager,
                  groups: GroupCoordinator, producer_ids: ProducerIdManager,
-                 topic_config: Callable[[str], LogConfig]) -> None:
+                 topic_config: Callable[[str], LogConfig],
+                 transactions: TransactionCoordinator) -> None:
         self.info = info
+        self.transactions = transactions
         self.replicas = replicas
         self.groups = groups
         self.producer_ids = producer_ids
@@ -125,7 +138,8 @@ class KafkaApis:
             14: self.sync_group, 15: self.describe_groups, 16: self.list_groups,
             18: self.api_versions, 19: self.create_topics, 20: self.delete_topics,
             21: self.delete_records, 22: self.init_producer_id,
-            23: self.offset_for_leader_epoch,
+            23: self.offset_for_leader_epoch, 24: self.add_partitions_to_txn,
+            25: self.add_offsets_to_txn, 26: self.end_txn, 28: self.txn_offset_commit,
         }
 
     def supports(self, api_key: int, version: int) -> bool:
@@ -490,10 +504,12 @@ class KafkaApis:
                      "port": self.info.port, "error_code": Errors.NONE, "error_message": None}
             if key_type == 0:
                 self.groups.ensure_offsets_topic()
+            elif key_type == 1:
+                self.transactions.ensure_topic()
             else:
                 entry.update(node_id=-1, host="", port=-1,
-                             error_code=Errors.COORDINATOR_NOT_AVAILABLE,
-                             error_message="Transactions are not supported yet")
+                             error_code=Errors.INVALID_REQUEST,
+                             error_message=f"Unknown coordinator type {key_type}")
             found.append(entry)
         if request.api_version >= 4:
             return {"throttle_time": 0, "coordinators": found}
@@ -559,8 +575,15 @@ class KafkaApis:
         wanted = None if body.topics is None else \
             [(t.name, i) for t in body.topics for i in t.partition_indexes]
         found = self.groups.fetch_offsets(body.group_id, wanted)
+        stable = getattr(body, "require_stable", False)
         topics: dict[str, list[dict[str, Any]]] = {}
         for (topic, index), committed in found.items():
+            if stable and self.groups.has_pending_offsets(body.group_id, (topic, index)):
+                topics.setdefault(topic, []).append({
+                    "partition_index": index, "committed_offset": -1,
+                    "committed_leader_epoch": -1, "metadata": "",
+                    "error_code": Errors.UNSTABLE_OFFSET_COMMIT})
+                continue
             topics.setdefault(topic, []).append({
                 "partition_index": index,
                 "committed_offset": -1 if committed is None else committed.offset,
@@ -586,11 +609,79 @@ class KafkaApis:
     async def init_producer_id(self, request: Request, connection: Connection) -> dict[str, Any]:
         body = request.body
         if body.transactional_id is not None:
-            return {"throttle_time": 0, "error_code": Errors.COORDINATOR_NOT_AVAILABLE,
-                    "producer_id": -1, "producer_epoch": -1}
+            code, producer_id, epoch = self.transactions.init_producer_id(
+                body.transactional_id, millis(body.transaction_timeout),
+                getattr(body, "producer_id", -1), getattr(body, "producer_epoch", -1))
+            if code == Errors.PRODUCER_FENCED and request.api_version < 4:
+                code = Errors.INVALID_PRODUCER_EPOCH  # older clients do not know the code
+            return {"throttle_time": 0, "error_code": code, "producer_id": producer_id,
+                    "producer_epoch": epoch}
         producer_id, epoch = self.producer_ids.next_id(), 0
         return {"throttle_time": 0, "error_code": Errors.NONE, "producer_id": producer_id,
                 "producer_epoch": epoch}
+
+    # -- transactions ---------------------------------------------------------------------------
+    async def add_partitions_to_txn(self, request: Request,
+                                    connection: Connection) -> dict[str, Any]:
+        """v0-v3 (one transaction per request). As Kafka's ``KafkaApis``: when a partition
+        does not exist, it gets UNKNOWN_TOPIC_OR_PARTITION and the others
+        OPERATION_NOT_ATTEMPTED, and nothing is added."""
+        body = request.body
+        wanted = [(t.name, p) for t in body.v3_and_below_topics for p in t.partitions]
+        missing = {tp for tp in wanted if self.replicas.partition(*tp) is None}
+        if missing:
+            codes = {tp: (Errors.UNKNOWN_TOPIC_OR_PARTITION if tp in missing
+                          else Errors.OPERATION_NOT_ATTEMPTED) for tp in wanted}
+        else:
+            code = self.transactions.add_partitions(
+                body.v3_and_below_transactional_id, body.v3_and_below_producer_id,
+                body.v3_and_below_producer_epoch, frozenset(wanted))
+            codes = {tp: _fenced_for(code, request.api_version) for tp in wanted}
+        topics: dict[str, list[dict[str, Any]]] = {}
+        for (topic, index), code in codes.items():
+            topics.setdefault(topic, []).append({"partition_index": index,
+                                                 "partition_error_code": code})
+        return {"throttle_time": 0, "results_by_topic_v3_and_below": [
+            {"name": n, "results_by_partition": ps} for n, ps in topics.items()]}
+
+    async def add_offsets_to_txn(self, request: Request,
+                                 connection: Connection) -> dict[str, Any]:
+        body = request.body
+        code = self.transactions.add_offsets(body.transactional_id, body.producer_id,
+                                             body.producer_epoch, body.group_id)
+        return {"throttle_time": 0, "error_code": _fenced_for(code, request.api_version)}
+
+    async def end_txn(self, request: Request, connection: Connection) -> dict[str, Any]:
+        body = request.body
+        code = self.transactions.end_transaction(body.transactional_id, body.producer_id,
+                                                 body.producer_epoch, body.committed)
+        return {"throttle_time": 0, "error_code": _fenced_for(code, request.api_version)}
+
+    async def txn_offset_commit(self, request: Request,
+                                connection: Connection) -> dict[str, Any]:
+        body = request.body
+        offsets = {}
+        for t in body.topics:
+            for p in t.partitions:
+                offsets[(t.name, p.partition_index)] = (
+                    p.committed_offset, getattr(p, "committed_leader_epoch", -1),
+                    p.committed_metadata)
+        results = self.groups.commit_transactional_offsets(
+            body.group_id, body.producer_id, body.producer_epoch,
+            getattr(body, "generation_id", -1), getattr(body, "member_id", ""),
+            getattr(body, "group_instance_id", None), offsets)
+        topics: dict[str, list[dict[str, Any]]] = {}
+        for (topic, index), code in results.items():
+            topics.setdefault(topic, []).append({"partition_index": index, "error_code": code})
+        return {"throttle_time": 0,
+                "topics": [{"name": n, "partitions": ps} for n, ps in topics.items()]}
+
+
+def _fenced_for(code: Errors, version: int) -> Errors:
+    """PRODUCER_FENCED is INVALID_PRODUCER_EPOCH for v0-v1 of the transaction APIs (their
+    clients predate the code, KIP-588)."""
+    return Errors.INVALID_PRODUCER_EPOCH if code == Errors.PRODUCER_FENCED and version < 2 \
+        else code
 
 
 def _topic_error(name: str, code: Errors) -> dict[str, Any]:

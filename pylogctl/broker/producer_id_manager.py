@@ -19,6 +19,10 @@ class ProducerIdManager:
         floor = (time.time_ns() // 1_000_000) << 10
         self._next = max([floor, *(i + 1 for i in ids_in_use)])
 
+    def skip_past(self, ids_in_use: Iterable[int]) -> None:
+        """Never hand out ``ids_in_use`` (those the transaction coordinator loaded)."""
+        self._next = max([self._next, *(i + 1 for i in ids_in_use)])
+
     def next_id(self) -> int:
         producer_id = self._next
         self._next += 1

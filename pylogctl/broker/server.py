@@ -3,11 +3,14 @@ periodic tasks, and a clean shutdown.
 
 Start-up takes the log dir's ``.lock`` and loads it as ``pylogctl recover`` would (after a
 crash the segments above the recovery point are recovered), loads the groups stored in
-``__consumer_offsets``, then listens. While running, the offset checkpoints are written every
-``checkpoint_interval_ms``. :meth:`Broker.stop` (SIGTERM/SIGINT from the CLI) stops
-listening, answers parked group requests with NOT_COORDINATOR, flushes every log, writes the
-checkpoints and the producer snapshots, trims the active segments' indexes and writes
-``.kafka_cleanshutdown``: the next start trusts the log without recovering it.
+``__consumer_offsets`` and the transactions stored in ``__transaction_state`` (completing
+those left prepared), then listens. While running, the offset checkpoints are written
+every ``checkpoint_interval_ms`` and timed-out transactions are aborted every
+``transaction.abort.timed.out.transaction.cleanup.interval.ms``. :meth:`Broker.stop`
+(SIGTERM/SIGINT from the CLI) stops listening, answers parked group requests with
+NOT_COORDINATOR, flushes every log, writes the checkpoints and the producer snapshots, trims
+the active segments' indexes and writes ``.kafka_cleanshutdown``: the next start trusts the
+log without recovering it.
 """
 
 from __future__ import annotations
@@ -24,8 +27,10 @@ from .group_coordinator import OFFSETS_TOPIC_CONFIG, GroupConfig, GroupCoordinat
 from .kafka_apis import BrokerInfo, KafkaApis
 from .log_manager import LogManager
 from .producer_id_manager import ProducerIdManager
-from .replica_manager import OFFSETS_TOPIC, ReplicaManager
+from .replica_manager import OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC, ReplicaManager
 from .socket_server import DEFAULT_MAX_REQUEST_BYTES, SocketServer
+from .transaction_coordinator import TransactionConfig, TransactionCoordinator
+from .transaction_state_manager import TRANSACTION_STATE_TOPIC_CONFIG
 
 logger = logging.getLogger(__name__)
 
@@ -46,6 +51,8 @@ class BrokerConfig:
     checkpoint_interval_ms: int = 60_000  # log.flush.offset.checkpoint.interval.ms
     log_config: LogConfig = field(default_factory=LogConfig)  # log.* defaults for topics
     group: GroupConfig = field(default_factory=GroupConfig)  # group.*, offsets.topic.*
+    transaction: TransactionConfig = field(  # transaction.*, transaction.state.log.*
+        default_factory=TransactionConfig)
 
 
 class Broker:
@@ -54,12 +61,17 @@ class Broker:
         self.log_manager = LogManager(config.log_dir, config.node_id, self.topic_config)
         self.server: SocketServer | None = None
         self.groups: GroupCoordinator | None = None
+        self.transactions: TransactionCoordinator | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._stopped = asyncio.Event()
         self.port = config.port
 
     def topic_config(self, topic: str) -> LogConfig:
-        return OFFSETS_TOPIC_CONFIG if topic == OFFSETS_TOPIC else self.config.log_config
+        if topic == OFFSETS_TOPIC:
+            return OFFSETS_TOPIC_CONFIG
+        if topic == TRANSACTION_STATE_TOPIC:
+            return TRANSACTION_STATE_TOPIC_CONFIG
+        return self.config.log_config
 
     async def start(self) -> int:
         """Load the log dir and listen; returns the bound port."""
@@ -71,11 +83,15 @@ class Broker:
             self.groups.startup()
             ids = [pid for p in replicas.all_partitions()
                    for pid in p.log.producer_state.active_producers]
+            producer_ids = ProducerIdManager(ids)
+            self.transactions = TransactionCoordinator(replicas, self.groups, producer_ids,
+                                                       c.transaction)
+            self.transactions.startup()
             info = BrokerInfo(c.node_id, c.advertised_host or c.host, c.advertised_port or 0,
                               self.log_manager.cluster_id, c.num_partitions,
                               c.auto_create_topics)
-            apis = KafkaApis(info, replicas, self.groups, ProducerIdManager(ids),
-                             self.topic_config)
+            apis = KafkaApis(info, replicas, self.groups, producer_ids, self.topic_config,
+                             self.transactions)
             self.server = SocketServer(apis, c.host, c.port, c.socket_request_max_bytes)
             self.port = await self.server.start()
             if c.advertised_port is None:
@@ -85,6 +101,7 @@ class Broker:
             self.log_manager.shutdown()
             raise
         self._tasks.append(asyncio.create_task(self._checkpoint_loop()))
+        self._tasks.append(asyncio.create_task(self._transaction_loop()))
         logger.info("Broker %d serving %s on %s:%d", c.node_id, self.log_manager.path, c.host,
                     self.port)
         return self.port
@@ -93,6 +110,16 @@ class Broker:
         while True:
             await asyncio.sleep(self.config.checkpoint_interval_ms / 1000)
             self.log_manager.checkpoint()
+
+    async def _transaction_loop(self) -> None:
+        """Abort timed-out transactions, retry unfinished completions."""
+        while True:
+            await asyncio.sleep(self.config.transaction.abort_interval_ms / 1000)
+            assert self.transactions is not None
+            try:
+                self.transactions.run_periodic_tasks()
+            except Exception:  # noqa: BLE001 - keep the task alive; the next round retries
+                logger.exception("Transaction coordinator task failed")
 
     async def stop(self) -> None:
         """Stop serving and shut the log dir down cleanly (idempotent)."""

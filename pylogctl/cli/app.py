@@ -54,9 +54,8 @@ def _root(
 
 def _register() -> None:
     # each module adds its command to ``app``
-    from . import (compact, config, consumer_groups, dump_segment,  # noqa: F401
-                   rebuild_index, recover, retention, sample, truncate)
-    from . import broker  # noqa: F401
+    from . import (broker, compact, config, consumer_groups, dump_segment,  # noqa: F401
+                   rebuild_index, recover, retention, sample, scan, stats, truncate)
 
 
 _register()

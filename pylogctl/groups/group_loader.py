@@ -24,7 +24,7 @@ from __future__ import annotations
 import bisect
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Collection
 
 from ..errors import CorruptRecordError, FileUnreadableError, PylogctlError
@@ -32,19 +32,21 @@ from ..format.group_coordinator_records import GroupRecordType as T
 from ..format.group_coordinator_records import decode_group_record, encode_group_record
 from ..format.crc import crc32c
 from ..format.log_stream import HEADER_SIZE_UP_TO_MAGIC, iter_batches
-from ..format.record import Record
 from ..format.record_batch import (ATTRIBUTES_OFFSET, CODEC_MASK, CONTROL_FLAG, HEADER,
                                    LOG_OVERHEAD, RECORD_BATCH_OVERHEAD, TIMESTAMP_TYPE_FLAG,
                                    TRANSACTIONAL_FLAG, decode_records)
-from .replay import RecordReplay
+from .replay import SCAN_DONE, RecordReplay, new_latest
 from ..storage.file_records import RELEASE_EVERY, FileRecords
 from ..storage.log_dir import log_segments
 from .consumer_group import CONSUMER_GROUP_TYPES, ConsumerGroupRecords
-from .group_metadata import Group, classic_group
+from .group_metadata import Group, Member, classic_group
 from .offset_commits import (OffsetAndMetadata, TopicPartition, decode_offset_commit_key,
                              decode_offset_commit_value)
 
 _SLOW_ATTRIBUTES = CODEC_MASK | TRANSACTIONAL_FLAG | CONTROL_FLAG
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+_COMMIT_TYPES = frozenset({int(T.LEGACY_OFFSET_COMMIT), int(T.OFFSET_COMMIT)})
+_GROUP_METADATA = int(T.GROUP_METADATA)
 _LOG_APPEND_TIME = TIMESTAMP_TYPE_FLAG
 SHARE_GROUP_TYPES = range(T.SHARE_GROUP_PARTITION_METADATA,
                           T.SHARE_GROUP_STATE_PARTITION_METADATA + 1)
@@ -109,7 +111,8 @@ def load_offsets_partition(partition_dir: str | os.PathLike[str], partition: int
         # a group id is written in a key as int16 length + UTF-8 bytes
         tails = {group_key_prefixes(g)[T.GROUP_METADATA][2:] for g in group_ids}
         needles = re.compile(b"|".join(re.escape(t) for t in sorted(tails)))
-    replay = RecordReplay(needles)
+    # the C table only pays off over whole batches; with group ids most are skipped unread
+    replay = RecordReplay(needles, new_latest(accelerated=needles is None))
     for _, segment in segments:
         if not _read_segment(segment, loaded, replay):
             break
@@ -148,10 +151,19 @@ def _scan(segment: FileRecords, path: str, loaded: LoadedPartition, replay: Reco
     batch (legacy, compressed, transactional, control, or a header that is not plainly whole
     and sane) goes through :func:`~pylogctl.format.log_stream.iter_batches`, which applies
     Kafka's framing rules and errors.
+
+    With the C table (:class:`~.replay.LastRecords`), its ``scan`` does all of that for runs of
+    uncompressed v2 batches, transactional and control ones included (the replay's own
+    ``end_transaction`` applies the markers), and stops before any batch it cannot finish
+    exactly so; the loop below then takes that one batch (and any note or error it brings)
+    and hands on to ``scan`` again.
     """
     view, size = segment.view, segment.file_size
     unpack = HEADER.unpack_from
     add_plain, needles = replay.add_plain, replay.needles
+    fast = getattr(replay.latest, "scan", None) if needles is None else None
+    if not _INT64_MIN <= loaded.log_start_offset <= _INT64_MAX:
+        fast = None
     log_start = loaded.log_start_offset
     pos = batches = 0
     next_offset = loaded.next_offset
@@ -161,6 +173,15 @@ def _scan(segment: FileRecords, path: str, loaded: LoadedPartition, replay: Reco
             if pos >= release:  # keep the resident set bounded on a big segment
                 segment.release(pos)
                 release += RELEASE_EVERY
+            if fast is not None:
+                pos, n, records, last, stopped = fast(view, pos, size, release, log_start,
+                                                      replay.pending, replay.end_transaction)
+                batches += n
+                replay.records += records
+                if last is not None:
+                    next_offset = last
+                if stopped in SCAN_DONE:
+                    continue  # the end, or time to release pages
             slow = pos + RECORD_BATCH_OVERHEAD > size
             if not slow:
                 (base, length, _, magic, crc, attributes, delta, base_ts, max_ts, _, _,
@@ -231,15 +252,21 @@ class _Decoder:
         self.classic: dict[str, Group] = {}
         self.modern: dict[str, ConsumerGroupRecords] = {}
         self.unknown: dict[int, int] = {}
+        # one TopicPartition object per partition named: a load of 10,000 groups names a few
+        # hundred partitions some 500,000 times, in offsets and assignments; shared objects
+        # save memory and make a worker process's result much cheaper to send back (pickle
+        # writes each object once, the rest are references)
+        self.tps: dict[TopicPartition, TopicPartition] = {}
+        self.commit_keys: dict[bytes, tuple[str, str]] = {}
 
     def run(self, replay: RecordReplay) -> None:
-        for key, record in replay.survivors().items():
-            if record.value is not None:
-                self._record(key, record, self.offsets)
+        for key, (offset, value) in replay.survivors().items():
+            if value is not None:
+                self._record(key, offset, value, self.offsets)
         pending: dict[int, dict[str, dict[TopicPartition, OffsetAndMetadata]]] = {}
         for producer_id, records in replay.pending.items():
-            for key, record in records.items():
-                self._record(key, record, pending.setdefault(producer_id, {}))
+            for key, (offset, value) in records.items():
+                self._record(key, offset, value, pending.setdefault(producer_id, {}))
         self._groups(pending)
         for rtype, count in sorted(self.unknown.items()):
             self.loaded.notes.append(LoadNote(
@@ -251,31 +278,30 @@ class _Decoder:
             return True
         return 0 <= rtype < len(self.prefixes) and key.startswith(self.prefixes[rtype])
 
-    def _record(self, key: bytes | None, record: Record,
+    def _record(self, key: bytes | None, offset: int, value: bytes,
                 offsets: dict[str, dict[TopicPartition, OffsetAndMetadata]]) -> None:
         if key is None:
-            self._note(record, "record without a key skipped (Kafka's loader fails on it)")
+            self._note(offset, "record without a key skipped (Kafka's loader fails on it)")
             return
         rtype = int.from_bytes(key[:2], "big", signed=True) if len(key) >= 2 else -1
-        if not self._wanted(key, rtype):
+        if self.prefixes is not None and not self._wanted(key, rtype):
             return
         try:
-            if rtype in (T.LEGACY_OFFSET_COMMIT, T.OFFSET_COMMIT):
-                k = decode_offset_commit_key(key)
-                offsets.setdefault(k.group, {})[TopicPartition(k.topic, k.partition)] = \
-                    decode_offset_commit_value(record.value, record.offset)
-            elif rtype == T.GROUP_METADATA:
-                rec = decode_group_record(key, record.value)
+            if rtype in _COMMIT_TYPES:
+                group, tp = self._commit_key(key)
+                offsets.setdefault(group, {})[tp] = decode_offset_commit_value(value, offset)
+            elif rtype == _GROUP_METADATA:
+                rec = decode_group_record(key, value)
                 self.classic[rec.group_id] = classic_group(rec.group_id, self.loaded.partition,
-                                                           rec.value, record.offset)
+                                                           rec.value, offset)
             elif rtype in CONSUMER_GROUP_TYPES:
-                rec = decode_group_record(key, record.value)
+                rec = decode_group_record(key, value)
                 self.modern.setdefault(rec.group_id, ConsumerGroupRecords(rec.group_id)).add(
-                    rtype, rec.key, rec.value, record.offset)
+                    rtype, rec.key, rec.value, offset)
             elif rtype not in SHARE_GROUP_TYPES:
                 self.unknown[rtype] = self.unknown.get(rtype, 0) + 1
         except CorruptRecordError as exc:
-            self._note(record, f"undecodable record skipped ({exc.message})")
+            self._note(offset, f"undecodable record skipped ({exc.message})")
 
     def _groups(self, pending: dict[int, dict[str, dict[TopicPartition, OffsetAndMetadata]]]
                 ) -> None:
@@ -290,14 +316,43 @@ class _Decoder:
                                 *(g for p in pending.values() for g in p)},
                                key=lambda g: g.encode("utf-16-be", "surrogatepass")):
             group = self.classic.get(group_id) or Group(group_id, partition)
+            if group.members:
+                group.members = tuple(map(self._shared, group.members))
             group.offsets = self.offsets.get(group_id, {})
             group.pending_offsets = {pid: p[group_id] for pid, p in pending.items()
                                      if group_id in p}
             groups[group_id] = group
 
-    def _note(self, record: Record, message: str) -> None:
-        path, position = self._locate(record.offset)
-        self.loaded.notes.append(LoadNote(f"offset {record.offset}: {message}", path, position))
+    def _commit_key(self, key: bytes) -> tuple[str, TopicPartition]:
+        """The group and partition of an offset-commit key. The keys of a group's commits to
+        one topic differ only in their last four bytes, the partition, so each such prefix is
+        decoded once (when the key is exactly type, group, topic and partition)."""
+        prefix = key[:-4]
+        known = self.commit_keys.get(prefix)
+        if known is None:
+            group, topic, partition = decode_offset_commit_key(key)
+            # the layout, from the lengths written: nothing after the partition
+            group_size = int.from_bytes(key[2:4], "big", signed=True)
+            topic_size = int.from_bytes(key[4 + group_size:6 + group_size], "big", signed=True)
+            if group_size >= 0 and topic_size >= 0 and len(key) == 10 + group_size + topic_size:
+                self.commit_keys[prefix] = (group, topic)
+        else:
+            group, topic = known
+            partition = int.from_bytes(key[-4:], "big", signed=True)
+        tp = TopicPartition(topic, partition)
+        return group, self.tps.setdefault(tp, tp)
+
+    def _shared(self, member: Member) -> Member:
+        """``member`` with its assignments made of the shared TopicPartitions."""
+        tps = self.tps
+        changes = {name: tuple([tps.setdefault(tp, tp) for tp in assigned])
+                   for name in ("assignment", "target_assignment")
+                   if (assigned := getattr(member, name))}
+        return replace(member, **changes) if changes else member
+
+    def _note(self, offset: int, message: str) -> None:
+        path, position = self._locate(offset)
+        self.loaded.notes.append(LoadNote(f"offset {offset}: {message}", path, position))
 
     def _locate(self, offset: int) -> tuple[str | None, int | None]:
         """The segment and byte position of the batch holding ``offset`` (a rare path)."""

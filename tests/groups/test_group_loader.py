@@ -8,12 +8,25 @@ import struct
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from groups_support import (OffsetsLog, commit_key, commit_value, encode_group_record,
                             group_value, member)
 from pylogctl.format.compression import Codec
-from pylogctl.groups.group_loader import load_offsets_partition
+from pylogctl.errors import CorruptRecordError
+from pylogctl.groups import replay as replay_module
+from pylogctl.groups.group_loader import LoadedPartition, _Decoder, load_offsets_partition
+from pylogctl.groups.offset_commits import decode_offset_commit_key
 from pylogctl.groups.group_metadata import GroupState, GroupType
+
+
+@pytest.fixture(autouse=True, params=["c", "python"])
+def replay_path(request, monkeypatch):
+    """Every test here runs with the C replay of plain batches (when built) and without it."""
+    if request.param == "python":
+        monkeypatch.setattr(replay_module, "LastRecords", None)
+    elif replay_module.LastRecords is None:
+        pytest.skip("the C accelerator pylogctl.groups._offsets_scan is not built")
 
 
 def load(log: OffsetsLog, **options):
@@ -373,3 +386,31 @@ def test_group_value_helper_roundtrips(log):
     key = encode_group_record(2, {"group": "x"})[0]
     log.batch([(key, value)])
     assert load(log).groups["x"].members[0].member_id == "m"
+
+
+# -- the decoder's cache of offset-commit key prefixes ------------------------------------------
+
+names = st.one_of(st.text(max_size=4).map(lambda s: s.encode("utf-8", "surrogatepass")),
+                  st.binary(max_size=4))
+fixes = st.sampled_from([0, 0, 0, 1, -1, -1000])
+commit_keys = st.builds(
+    lambda kind, group, topic, partition, tail, gfix, tfix: (
+        struct.pack(">hh", kind, len(group) + gfix) + group
+        + struct.pack(">h", len(topic) + tfix) + topic + struct.pack(">i", partition) + tail),
+    st.sampled_from([0, 1]), names, names, st.sampled_from([0, 1, 7, -1, 1 << 30]),
+    st.sampled_from([b"", b"", b"\x00", b"\x00\x00\x00\x07"]), fixes, fixes)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(commit_keys, max_size=12))
+def test_commit_keys_decode_as_the_decoder_does_with_prefixes_cached(keys):
+    decoder = _Decoder(LoadedPartition(0, "p", 0), [], None, lambda _: None)
+    for key in keys + keys[::-1]:
+        try:
+            expected = tuple(decode_offset_commit_key(key))
+        except CorruptRecordError:
+            with pytest.raises(CorruptRecordError):
+                decoder._commit_key(key)
+            continue
+        group, tp = decoder._commit_key(key)
+        assert (group, tp.topic, tp.partition) == expected

@@ -3,12 +3,15 @@ partitions asked for, and the parallel load giving the in-process load's groups.
 
 from __future__ import annotations
 
+import pickle
 from pathlib import Path
 
 import pytest
 
 from groups_support import OffsetsLog, member
-from pylogctl.groups.offsets_topic import OffsetsTopic
+from pylogctl.groups.group_loader import load_offsets_partition
+from pylogctl.groups.offset_commits import OffsetAndMetadata
+from pylogctl.groups.offsets_topic import OffsetsTopic, _pack, _unpack
 from pylogctl.groups.partitioner import partition_for
 from pylogctl.groups.replicas import LogDirs
 
@@ -50,9 +53,27 @@ def test_parallel_load_gives_the_in_process_load(tmp_path):
     topic = OffsetsTopic(LogDirs([cluster(tmp_path, 8, groups)]))
     serial, parallel = topic.load(workers=1), topic.load(workers=2)
     assert list(parallel.groups) == list(serial.groups)
-    assert parallel.groups == serial.groups
+    assert parallel.groups == serial.groups and parallel.partitions == serial.partitions
     assert [p.partition for p in parallel.partitions] == list(range(8))
     assert sorted(serial.groups) == sorted(groups)
+
+
+def test_a_worker_result_crosses_the_process_boundary_intact(tmp_path):
+    log = OffsetsLog(tmp_path)
+    log.group("g", [member("m", {"t": [0, 1]}), member("n", {"u": [0]})])
+    log.commit("g", {("t", 1): 5, ("t", 0): 7, ("u", 0): 9})
+    log.commit("g", {("t", 0): 8}, producer_id=3)  # pending: no marker yet
+    loaded = load_offsets_partition(log.dir, 0)
+    back = _unpack(pickle.loads(pickle.dumps(_pack(load_offsets_partition(log.dir, 0)))))
+    assert back == loaded and list(back.groups) == list(loaded.groups)
+    group = back.groups["g"]
+    assert list(group.offsets) == [("t", 1), ("t", 0), ("u", 0)]
+    assert all(type(o) is OffsetAndMetadata for o in group.offsets.values())
+    assert group.pending_offsets == {3: {("t", 0): loaded.groups["g"].pending_offsets[3][
+        ("t", 0)]}}
+    # one TopicPartition object per partition, in offsets and assignments alike
+    shared = {tp: tp for tp in group.offsets}
+    assert all(shared[tp] is tp for m in group.members for tp in m.assignment)
 
 
 @pytest.mark.corpus

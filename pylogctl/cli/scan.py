@@ -1,0 +1,189 @@
+"""``pylogctl scan``: the records of log dirs, filtered, on this process or on Spark."""
+
+from __future__ import annotations
+
+import enum
+import sys
+from typing import Any, List, Optional
+
+import typer
+
+from ..errors import UsageError
+from .app import EXIT_CODES_HELP, app
+from .output import err, guarded_output
+
+HELP = (
+    "Read the records of log dirs (a log dir, several, a dir holding log dirs, or partition "
+    "dirs), filtered, as a table, JSON or NDJSON; count them; or export them as Parquet or "
+    "JSON.\n\n"
+    "--engine local (the default) reads in this process, without a JVM. --engine spark runs "
+    "the same reader in Spark tasks through the kafka-log data source, one task per segment "
+    "(or per --split-bytes of a large one): in a local session by default, on the cluster "
+    "given by --master, or on the one spark-submit provides. Both return the same rows in the "
+    "same order (partition, then offset).\n\n"
+    "Topic, partition, offset and time filters are used to leave whole partitions and "
+    "segments unread and to seek with the offset and time indexes; stderr says how many "
+    "segments were read. Ranges are half-open: --from-* inclusive, --to-* exclusive. With "
+    "several log dirs holding replicas of a partition, one replica is read (highest leader "
+    "epoch, then log end offset), unless --all-replicas.\n\n"
+    "JSON rows have the columns topic, partition, offset, timestamp (ms), timestampType, key, "
+    "value, keySize, valueSize, headers, producerId, producerEpoch, sequence, isTransactional, "
+    "isControl, partitionLeaderEpoch, codec, magic, segment and position (the batch's byte "
+    "position); keys, values and header values are base64."
+)
+
+
+class ScanOutput(str, enum.Enum):
+    table = "table"
+    json = "json"
+    ndjson = "ndjson"
+
+
+class Engine(str, enum.Enum):
+    local = "local"
+    spark = "spark"
+
+
+def engine_option() -> Any:
+    return typer.Option(Engine.local, "--engine", help="local: this process, no JVM; spark: "
+                        "Spark tasks (needs pyspark 4 and pyarrow installed).")
+
+
+def master_option() -> Any:
+    return typer.Option(None, "--master", metavar="URL", help="With --engine spark: the "
+                        "cluster (spark://..., yarn, k8s://..., local[N]); default: the one "
+                        "spark-submit gives, else local[*].")
+
+
+def split_bytes_option() -> Any:
+    return typer.Option(128 * 1024 * 1024, "--split-bytes", min=1, metavar="N",
+                        help="Read segments larger than N bytes in several parts, cut at "
+                        "offset-index positions.")
+
+
+def make_engine(engine: Engine, paths: list[str], master: Optional[str], split_bytes: int,
+                replicas: str) -> Any:
+    """The engine asked for (PySpark is imported only for ``spark``)."""
+    if engine is Engine.local:
+        if master is not None:
+            raise UsageError("--master needs --engine spark")
+        from ..pipeline.local_engine import LocalEngine
+
+        return LocalEngine(paths, split_bytes=split_bytes, replicas=replicas)
+    import importlib.util
+
+    for module in ("pyspark", "pyarrow"):
+        if importlib.util.find_spec(module) is None:
+            raise UsageError(f"--engine spark needs pyspark and pyarrow ({module} is not "
+                             f"installed): pip install 'pyspark>=4,<5' pyarrow")
+    from ..pipeline.spark_engine import SparkEngine
+
+    return SparkEngine(paths, master=master, split_bytes=split_bytes, replicas=replicas)
+
+
+@app.command("scan", help=HELP, epilog=EXIT_CODES_HELP)
+def scan(
+    paths: List[str] = typer.Argument(..., metavar="PATH...", show_default=False,
+                                      help="Log dirs, dirs holding log dirs, or partition "
+                                      "dirs."),
+    engine: Engine = engine_option(),
+    master: Optional[str] = master_option(),
+    topic: List[str] = typer.Option([], "--topic", metavar="TOPIC",
+                                    help="Only this topic (repeatable)."),
+    partition: List[int] = typer.Option([], "--partition", metavar="N", min=0,
+                                        help="Only partition N (repeatable)."),
+    from_offset: Optional[int] = typer.Option(None, "--from-offset", metavar="N",
+                                              help="Records at offset N and above."),
+    to_offset: Optional[int] = typer.Option(None, "--to-offset", metavar="N",
+                                            help="Records below offset N."),
+    from_time: Optional[str] = typer.Option(None, "--from-time", metavar="TIME",
+                                            help="Records with a timestamp at or after TIME "
+                                            "(epoch ms, or ISO 8601 such as "
+                                            "2024-06-15T10:00:00Z; UTC without a zone)."),
+    to_time: Optional[str] = typer.Option(None, "--to-time", metavar="TIME",
+                                          help="Records with a timestamp before TIME."),
+    key: Optional[str] = typer.Option(None, "--key", metavar="TEXT",
+                                      help="Records whose key is TEXT (UTF-8)."),
+    grep: Optional[str] = typer.Option(None, "--grep", metavar="TEXT",
+                                       help="Records whose value contains TEXT (UTF-8)."),
+    count: bool = typer.Option(False, "--count", help="Print only the number of records."),
+    export: Optional[str] = typer.Option(None, "--export", metavar="FORMAT:DIR",
+                                         help="Write the records to a new DIR as parquet:DIR "
+                                         "or json:DIR (a part file per split, as Spark "
+                                         "writes), instead of printing them."),
+    split_bytes: int = split_bytes_option(),
+    all_replicas: bool = typer.Option(False, "--all-replicas",
+                                      help="Read every replica of a partition, not one."),
+    output: ScanOutput = typer.Option(ScanOutput.table, "--output", "-o",
+                                      help="table (TOPIC PARTITION OFFSET TIMESTAMP KEY VALUE); "
+                                      "json (an array of rows); ndjson (a row per line)."),
+) -> None:
+    """Scan records (the help text is ``HELP``)."""
+    from ..pipeline.scan_filter import ScanFilter, parse_time
+
+    if count and export:
+        raise UsageError("Give at most one of --count and --export")
+    target = None
+    if export is not None:
+        from ..pipeline.export import ExportTarget
+
+        target = ExportTarget.parse(export)
+        target.check_absent()
+    f = ScanFilter()
+    if topic:
+        f = f.narrowed(topics=set(topic))
+    if partition:
+        f = f.narrowed(partitions=set(partition))
+    if from_offset is not None:
+        f = f.narrowed(offset_from=from_offset)
+    if to_offset is not None:
+        f = f.narrowed(offset_to=to_offset)
+    if from_time is not None:
+        f = f.narrowed(time_from=parse_time(from_time))
+    if to_time is not None:
+        f = f.narrowed(time_to=parse_time(to_time))
+    if key is not None:
+        f = f.narrowed(key=key.encode("utf-8"))
+    if grep is not None:
+        f = f.narrowed(value_contains=grep.encode("utf-8"))
+    runner = make_engine(engine, list(paths), master, split_bytes,
+                         "all" if all_replicas else "one")
+    try:
+        guarded_output(lambda: _run(runner, f, count, target, output.value))
+    finally:
+        close = getattr(runner, "close", None)
+        if close is not None:
+            close()
+
+
+def _summary(runner: Any) -> None:
+    plan = runner.last_plan
+    if plan is None:
+        return
+    for note in plan.notes:
+        err(f"pylogctl: {note}")
+    err(f"pylogctl: {plan.summary()} ({runner.name} engine)")
+
+
+def _run(runner: Any, f: Any, count: bool, target: Any, output: str) -> int:
+    from ..formatters.scan_records import record_json, write_scan_table
+
+    if count:
+        n = runner.count(f)
+        sys.stdout.write(f"{n}\n" if output == "table" else f'{{"count":{n}}}\n')
+        _summary(runner)
+        return 0
+    if target is not None:
+        n = runner.export(target, f)
+        _summary(runner)
+        err(f"pylogctl: wrote {n} records to {target.directory} ({target.fmt})")
+        return 0
+    if output == "table":
+        write_scan_table(runner.rows(f, ("topic", "partition", "offset", "timestamp", "key",
+                                         "value")), sys.stdout)
+    else:
+        from ..formatters.rows import write_rows
+
+        write_rows((record_json(r) for r in runner.rows(f)), sys.stdout, output)
+    _summary(runner)
+    return 0

@@ -1,0 +1,341 @@
+"""Planning a scan: which segment bytes to read, cut into splits that tasks read in parallel.
+
+A split is a byte range of one ``.log`` file that starts and ends on batch boundaries. A
+segment up to ``split_bytes`` long is one split; a longer one is cut at positions of its
+offset index (every entry names the start of a batch, ``index.interval.bytes`` apart), each
+verified by reading the batch header there. A segment without a usable index stays whole:
+nothing else tells where its batches start short of reading them all.
+
+Skipping uses only facts that hold for every Kafka log, not the indexes' word alone:
+
+- offsets increase through a partition's segments, so segment ``i`` holds offsets in
+  ``[base_i, base_{i+1})`` (file names), and a split starting at a v2 batch holds none below
+  that batch's base offset (its header);
+- the time index records each new maximum timestamp with an offset: every record below the
+  offset of an entry whose timestamp is below ``from`` is older than ``from`` and can be
+  skipped, and a rolled segment (not the last) whose last entry is below ``from`` holds no
+  record at or after it (Kafka writes the segment's maximum there when it rolls).
+
+The reader still tests every record it decodes, so a wrong index can only cost time. An index
+that fails a sanity check (a crashed broker's zero-filled tail) is not used at all.
+
+Several log dirs may hold replicas of one partition (the log dirs of several brokers): by
+default one replica is read, chosen as ``consumer-groups`` chooses
+(:mod:`pylogctl.groups.replicas`: highest leader epoch, then log end offset, then the first
+log dir given); ``replicas="all"`` reads every copy.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from dataclasses import dataclass, field
+
+from ..errors import FileUnreadableError, PylogctlError, UsageError
+from ..storage.log_dir import child_log_dirs, is_log_dir, is_partition_dir, log_segments
+from ..storage.log_manager import LogDir, PartitionEntry
+from ..storage.naming import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, parse_partition_dir_name
+from ..storage.offset_index import OffsetIndex, OffsetPosition
+from ..storage.time_index import TimeIndex
+from .scan_filter import ScanFilter
+
+DEFAULT_SPLIT_BYTES = 128 * 1024 * 1024
+REPLICA_MODES = ("one", "all")
+MAX_REPLICA_NOTES = 5
+_HEAD = struct.Struct(">qi")  # offset (v2: base offset), size; the magic byte is at 16
+_V2_MIN_SIZE = 61 - 12
+
+
+@dataclass(frozen=True)
+class SegmentSplit:
+    """A byte range ``[start, stop)`` of a segment (``stop`` None: to the end of the file).
+
+    ``offset_lower``/``offset_upper`` bound the offsets it holds (``offset_upper`` None: not
+    known); ``seek_offset`` is the lowest offset worth decoding (records below it fail the
+    filter), which the reader finds through the offset index when ``indexed``.
+    """
+
+    topic: str
+    partition: int
+    path: str
+    base_offset: int
+    start: int
+    stop: int | None
+    offset_lower: int
+    offset_upper: int | None
+    seek_offset: int
+    indexed: bool
+
+    @property
+    def index_path(self) -> str:
+        return self.path[:-len(LOG_SUFFIX)] + INDEX_SUFFIX
+
+
+@dataclass(frozen=True)
+class PartitionSource:
+    """A partition dir picked to be read, and the bytes of its ``.log`` files."""
+
+    topic: str
+    partition: int
+    path: str
+    log_dir: str | None
+    segments: int
+    segment_bytes: int
+
+
+@dataclass
+class ScanPlan:
+    """The splits to read, in partition and offset order, and what planning skipped."""
+
+    splits: list[SegmentSplit]
+    partitions: list[PartitionSource]
+    log_dirs: list[str]
+    segments: int  # non-empty segments of the partitions found
+    skipped: dict[str, int] = field(default_factory=dict)  # reason -> segments left unread
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def segments_read(self) -> int:
+        return len({s.path for s in self.splits})
+
+    def summary(self) -> str:
+        skipped = ", ".join(f"{n} by {why}" for why, n in sorted(self.skipped.items()) if n)
+        return (f"read {self.segments_read} of {self.segments} non-empty segments in "
+                f"{len(self.splits)} splits" + (f" (skipped {skipped})" if skipped else ""))
+
+
+# -- finding partitions ------------------------------------------------------------------------
+
+def _partition_entries(paths: list[str]) -> tuple[list[tuple[str | None, PartitionEntry]],
+                                                  list[str]]:
+    """``(log dir or None, partition)`` for every partition the paths name, in path order,
+    and the log dirs seen."""
+    out: list[tuple[str | None, PartitionEntry]] = []
+    log_dirs: list[str] = []
+    for path in paths:
+        if os.path.isfile(path):
+            raise UsageError(f"{path} is a file: give log dirs, dirs holding log dirs or "
+                             f"partition dirs", path=path)
+        if not os.path.isdir(path):
+            raise FileUnreadableError(f"No such directory: {path}", path=path)
+        if is_log_dir(path):
+            dirs = [path]
+        elif is_partition_dir(path):
+            name = parse_partition_dir_name(os.path.basename(os.path.abspath(path)))
+            if name is None or name.marker is not None:
+                raise UsageError(f"{path} is not named as a live partition dir "
+                                 f"({{topic}}-{{partition}})", path=path)
+            parent = os.path.dirname(os.path.abspath(path))
+            out.append((parent if is_log_dir(parent) else None,
+                        PartitionEntry(name.topic, name.partition, os.path.abspath(path))))
+            continue
+        else:
+            dirs = child_log_dirs(path)
+            if not dirs:
+                raise UsageError(f"{path} is neither a partition dir, a log dir nor a dir "
+                                 f"holding log dirs", path=path)
+        for d in dirs:
+            log_dir = LogDir(d)
+            log_dirs.append(log_dir.path)
+            out += [(log_dir.path, e) for e in log_dir.partitions]
+    return out, list(dict.fromkeys(log_dirs))
+
+
+def _choose_replicas(entries: list[tuple[str | None, PartitionEntry]], mode: str,
+                     notes: list[str]) -> list[tuple[str | None, PartitionEntry]]:
+    if mode not in REPLICA_MODES:
+        raise UsageError(f"replicas is one of {', '.join(REPLICA_MODES)}, not {mode!r}")
+    by_key: dict[tuple[str, int, str], list[tuple[str | None, PartitionEntry]]] = {}
+    for log_dir, entry in entries:
+        # the same dir named twice (a log dir and one of its partition dirs) is read once
+        by_key.setdefault((entry.topic, entry.partition, entry.path), []).append((log_dir, entry))
+    unique = [v[0] for v in by_key.values()]
+    if mode == "all":
+        return unique
+    from ..groups.replicas import Replica  # the replica facts consumer-groups uses
+
+    groups: dict[tuple[str, int], list[tuple[str | None, PartitionEntry]]] = {}
+    for item in unique:
+        groups.setdefault(item[1].key, []).append(item)
+    chosen = []
+    picked: list[str] = []
+    for key, items in groups.items():
+        if len(items) == 1:
+            chosen.append(items[0])
+            continue
+        replicas = [Replica(d or os.path.dirname(e.path), None, e, None, None) for d, e in items]
+        best = max(range(len(items)), key=lambda i: (
+            -1 if replicas[i].leader_epoch is None else replicas[i].leader_epoch,
+            replicas[i].log_end.offset, -i))
+        chosen.append(items[best])
+        picked.append(f"{key[0]}-{key[1]}: read the replica in {replicas[best].log_dir} of "
+                      f"{len(items)} (highest leader epoch, then log end offset)")
+    notes += picked[:MAX_REPLICA_NOTES]
+    if len(picked) > MAX_REPLICA_NOTES:
+        notes.append(f"... and {len(picked) - MAX_REPLICA_NOTES} more partitions read from one "
+                     f"of several replicas (--all-replicas reads every copy)")
+    return chosen
+
+
+# -- indexes -----------------------------------------------------------------------------------
+
+def sane_offset_index(path: str, base: int) -> OffsetIndex | None:
+    """The segment's offset index, read-only, or None when missing, empty or not sane."""
+    if not os.path.exists(path):
+        return None
+    try:
+        index = OffsetIndex(path, base)
+    except PylogctlError:
+        return None
+    n = index.entries
+    ok = n > 0 and index.last_offset >= base and index.length % 8 == 0
+    if ok and n > 1:  # a zero-filled (preallocated, crashed) tail breaks the order at the end
+        a, b = index.entry(n - 2), index.entry(n - 1)
+        ok = b.offset > a.offset and b.position > a.position
+    if not ok:
+        index.close()
+        return None
+    return index
+
+
+def time_floor(path: str, base: int, time_from: int, last_segment: bool) -> int | None:
+    """The lowest offset of a segment that can hold a record at or after ``time_from``, from
+    its time index: the segment's base when the index cannot tell; None when no record of
+    the (rolled) segment can."""
+    index_path = path[:-len(LOG_SUFFIX)] + TIME_INDEX_SUFFIX
+    if not os.path.exists(index_path):
+        return base
+    try:
+        index = TimeIndex(index_path, base)
+    except PylogctlError:
+        return base
+    try:
+        n = index.entries
+        if n == 0 or index.length % 12:
+            return base
+        first, last = index.entry(0), index.entry(n - 1)
+        if last.timestamp < first.timestamp or last.offset < base:
+            return base
+        if n > 1 and index.entry(n - 2).timestamp >= last.timestamp:
+            return base  # a zero-filled tail: not a finished index
+        if not last_segment and last.timestamp < time_from:
+            return None
+        found = index.lookup(time_from - 1)
+        if found.timestamp < 0 or found.timestamp >= time_from or found.offset < base:
+            return base
+        return found.offset
+    finally:
+        index.close()
+
+
+def batch_floor(head: bytes | memoryview, position: int, size: int, base: int,
+                entry_offset: int) -> tuple[bool, int | None]:
+    """Whether the 18 bytes ``head`` read at ``position`` of a segment of ``size`` bytes based
+    at ``base`` start one of its batches, as an index entry for ``entry_offset`` claims; and
+    the lowest offset from there (None for a compressed v0/v1 wrapper, whose header names its
+    last offset)."""
+    if len(head) < 18:
+        return False, None
+    offset, length = _HEAD.unpack_from(head, 0)
+    magic = head[16]
+    if position + 12 + length > size or not base <= offset <= entry_offset:
+        return False, None
+    if magic == 2:
+        return length >= _V2_MIN_SIZE, offset
+    if magic in (0, 1) and length >= 14:
+        return True, offset if head[17] & 0x07 == 0 else None
+    return False, None
+
+
+def _split_segment(topic: str, partition: int, path: str, base: int, size: int,
+                   upper: int | None, seek: int, split_bytes: int) -> list[SegmentSplit]:
+    index = sane_offset_index(path[:-len(LOG_SUFFIX)] + INDEX_SUFFIX, base) \
+        if size > split_bytes or seek > base else None
+    if index is None:
+        return [SegmentSplit(topic, partition, path, base, 0, None, base, upper, seek, False)]
+    try:
+        cuts: list[tuple[int, int]] = [(0, base)]  # (position, lowest offset from there)
+        if size > split_bytes:
+            with open(path, "rb") as f:
+                fd = f.fileno()
+                position = 0
+                while True:
+                    entry = index.fetch_upper_bound_offset(OffsetPosition(base, position),
+                                                           split_bytes)
+                    if entry is None or entry.position >= size:
+                        break
+                    if entry.position > position:
+                        ok, floor = batch_floor(os.pread(fd, 18, entry.position),
+                                                entry.position, size, base, entry.offset)
+                        if ok:
+                            cuts.append((entry.position,
+                                         cuts[-1][1] if floor is None else floor))
+                    position = entry.position
+    finally:
+        index.close()
+    splits = []
+    for i, (start, lower) in enumerate(cuts):
+        last = i == len(cuts) - 1
+        stop = None if last else cuts[i + 1][0]
+        high = upper if last else cuts[i + 1][1]
+        splits.append(SegmentSplit(topic, partition, path, base, start, stop, lower, high, seek,
+                                   True))
+    return splits
+
+
+# -- the plan ----------------------------------------------------------------------------------
+
+def plan_scan(paths: list[str] | str, scan_filter: ScanFilter = ScanFilter(), *,
+              split_bytes: int = DEFAULT_SPLIT_BYTES, replicas: str = "one") -> ScanPlan:
+    """The splits of the partitions ``paths`` name (log dirs, dirs holding log dirs, or
+    partition dirs) that may hold records ``scan_filter`` keeps."""
+    if isinstance(paths, str):
+        paths = [paths]
+    if split_bytes < 1:
+        raise UsageError(f"split size must be positive, not {split_bytes}")
+    notes: list[str] = []
+    entries, log_dirs = _partition_entries([os.fspath(p) for p in paths])
+    entries = _choose_replicas(entries, replicas, notes)
+    entries.sort(key=lambda item: (item[1].topic, item[1].partition))
+    skipped = {"topic": 0, "partition": 0, "offset": 0, "time": 0}
+    splits: list[SegmentSplit] = []
+    sources: list[PartitionSource] = []
+    total = 0
+    for log_dir, entry in entries:
+        segments = []
+        for base, path in log_segments(entry.path):
+            try:
+                segments.append((base, path, os.stat(path).st_size))
+            except OSError as exc:
+                raise FileUnreadableError(f"Cannot read {path}: {exc.strerror}",
+                                          path=path) from None
+        sources.append(PartitionSource(entry.topic, entry.partition, entry.path, log_dir,
+                                       len(segments), sum(s[2] for s in segments)))
+        live = [(i, s) for i, s in enumerate(segments) if s[2] > 0]
+        total += len(live)
+        if not scan_filter.wants_topic(entry.topic):
+            skipped["topic"] += len(live)
+            continue
+        if not scan_filter.wants_partition(entry.partition):
+            skipped["partition"] += len(live)
+            continue
+        for i, (base, path, size) in live:
+            upper = segments[i + 1][0] if i + 1 < len(segments) else None
+            if not scan_filter.wants_offsets(base, upper):
+                skipped["offset"] += 1
+                continue
+            seek = max(base, scan_filter.offset_from)
+            if scan_filter.has_time_from:
+                floor = time_floor(path, base, scan_filter.time_from, upper is None)
+                if floor is None or (upper is not None and floor >= upper):
+                    skipped["time"] += 1
+                    continue
+                seek = max(seek, floor)
+            parts = [s for s in _split_segment(entry.topic, entry.partition, path, base, size,
+                                               upper, seek, split_bytes)
+                     if (s.offset_upper is None or s.offset_upper > seek)
+                     and s.offset_lower < scan_filter.offset_to]
+            if not parts:
+                skipped["offset"] += 1
+            splits += parts
+    return ScanPlan(splits, sources, log_dirs, total, skipped, notes)
