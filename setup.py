@@ -9,12 +9,15 @@ from setuptools import Extension, setup
 setup(ext_modules=[Extension("pylogctl.format._speedups", ["pylogctl/format/_speedups.c",
                               "pylogctl/format/_batch_lines.c",
                               "pylogctl/format/_crc32c.c"],
-                             # #included by _speedups.c: listed so a change rebuilds it
-                             depends=["pylogctl/format/_recover_scan.c"],
+                             # #included: listed so a change rebuilds it
+                             depends=["pylogctl/format/_recover_scan.c",
+                                      "pylogctl/format/_kafka_wire.h"],
                              optional=True),
                    Extension("pylogctl.storage._cleaner_scan",
                              ["pylogctl/storage/_cleaner_scan.c", "pylogctl/format/_crc32c.c"],
+                             depends=["pylogctl/format/_kafka_wire.h"],
                              optional=True),
                    Extension("pylogctl.groups._offsets_scan",
                              ["pylogctl/groups/_offsets_scan.c", "pylogctl/format/_crc32c.c"],
+                             depends=["pylogctl/format/_kafka_wire.h"],
                              optional=True)])

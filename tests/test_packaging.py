@@ -55,11 +55,13 @@ def test_sample_writes_a_log_dir_that_dumps_cleanly(tmp_path: Path):
 
 # each optional C extension and the sources compiled into it
 ACCELERATORS = {
-    "pylogctl.format._speedups": ["pylogctl/format/_*.c"],
+    "pylogctl.format._speedups": ["pylogctl/format/_*.c", "pylogctl/format/_kafka_wire.h"],
     "pylogctl.storage._cleaner_scan": ["pylogctl/storage/_cleaner_scan.c",
-                                       "pylogctl/format/_crc32c.c"],
+                                       "pylogctl/format/_crc32c.c",
+                                       "pylogctl/format/_kafka_wire.h"],
     "pylogctl.groups._offsets_scan": ["pylogctl/groups/_offsets_scan.c",
-                                      "pylogctl/format/_crc32c.c"],
+                                      "pylogctl/format/_crc32c.c",
+                                      "pylogctl/format/_kafka_wire.h"],
 }
 
 

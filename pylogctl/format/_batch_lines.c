@@ -23,25 +23,12 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "_kafka_wire.h"
+
 uint32_t pylogctl_crc32c(uint32_t crc, const unsigned char *p, size_t n);  /* _crc32c.c */
 
 #define V2_OVERHEAD 61
 #define LOG_OVERHEAD 12
-
-static inline int64_t be64(const unsigned char *p) {
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++)
-        v = (v << 8) | p[i];
-    return (int64_t)v;
-}
-
-static inline int32_t be32(const unsigned char *p) {
-    return (int32_t)(((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3]);
-}
-
-static inline int16_t be16(const unsigned char *p) {
-    return (int16_t)(((uint16_t)p[0] << 8) | p[1]);
-}
 
 typedef struct {
     char *data;
@@ -98,18 +85,18 @@ static inline void put_bool(Text *t, int b) {
 
 /* formatters.text.batch_line, for one v2 batch header at p (position = its file position) */
 static void put_line(Text *t, const unsigned char *p, int64_t position, int valid) {
-    int64_t base_offset = be64(p);
-    int32_t length = be32(p + 8);
-    int32_t leader_epoch = be32(p + 12);
-    uint32_t crc = (uint32_t)be32(p + 17);
-    int attrs = be16(p + 21);
-    int32_t last_delta = be32(p + 23);
-    int64_t base_ts = be64(p + 27);
-    int64_t max_ts = be64(p + 35);
-    int64_t producer_id = be64(p + 43);
-    int16_t producer_epoch = be16(p + 51);
-    int32_t base_seq = be32(p + 53);
-    int32_t count = be32(p + 57);
+    int64_t base_offset = (int64_t)kw_be64(p);
+    int32_t length = (int32_t)kw_be32(p + 8);
+    int32_t leader_epoch = (int32_t)kw_be32(p + 12);
+    uint32_t crc = kw_be32(p + 17);
+    int attrs = (int16_t)kw_be16(p + 21);
+    int32_t last_delta = (int32_t)kw_be32(p + 23);
+    int64_t base_ts = (int64_t)kw_be64(p + 27);
+    int64_t max_ts = (int64_t)kw_be64(p + 35);
+    int64_t producer_id = (int64_t)kw_be64(p + 43);
+    int16_t producer_epoch = (int16_t)kw_be16(p + 51);
+    int32_t base_seq = (int32_t)kw_be32(p + 53);
+    int32_t count = (int32_t)kw_be32(p + 57);
     static const char *codecs[] = {"none", "gzip", "snappy", "lz4", "zstd"};
     int64_t last_seq;
     if (base_seq == -1)
@@ -199,13 +186,13 @@ format_v2_batch_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 
     while (batches < max_batches && pos >= 0 && end - pos >= V2_OVERHEAD) {
         const unsigned char *p = buf + pos;
-        int32_t length = be32(p + 8);
+        int32_t length = (int32_t)kw_be32(p + 8);
         if (p[16] != 2 || length < V2_OVERHEAD - LOG_OVERHEAD
-                || (Py_ssize_t)length > end - pos - LOG_OVERHEAD || (be16(p + 21) & 0x07) > 4)
+                || (Py_ssize_t)length > end - pos - LOG_OVERHEAD || ((int16_t)kw_be16(p + 21) & 0x07) > 4)
             break;
         /* CRC-32C of attributes..end, as RecordBatch.is_valid computes it */
         uint32_t computed = pylogctl_crc32c(0, p + 21, (size_t)length - 9);
-        int valid = computed == (uint32_t)be32(p + 17);
+        int valid = computed == kw_be32(p + 17);
         if (!valid && invalid++ == 0)
             first_invalid = pos;
         if (text_reserve(&t, MAX_LINE) < 0)

@@ -40,49 +40,17 @@ uint32_t pylogctl_crc32c(uint32_t crc, const unsigned char *p, size_t n);  /* _c
 #define RS_MIN_RECORD_OVERHEAD 14
 #define RS_LOG_OVERHEAD 12
 #define RS_V2_OVERHEAD 61
-#define RS_INT32_MAX 0x7FFFFFFFLL
 
 /* producer_mode: which batches with a producer id need a replay in Python */
 #define RS_PRODUCERS_NONE 0      /* no producer state */
 #define RS_PRODUCERS_ALL 1       /* every batch with producer id >= 0 */
 #define RS_PRODUCERS_FILTERED 2  /* transactional ones, and those of the ids in a set */
 
-static inline uint64_t
-rs_be64(const unsigned char *p)
-{
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++)
-        v = (v << 8) | p[i];
-    return v;
-}
-
-static inline uint32_t
-rs_be32(const unsigned char *p)
-{
-    return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
-}
-
-static inline void
-rs_put32(unsigned char *p, uint32_t v)
-{
-    p[0] = (unsigned char)(v >> 24);
-    p[1] = (unsigned char)(v >> 16);
-    p[2] = (unsigned char)(v >> 8);
-    p[3] = (unsigned char)v;
-}
-
-static inline void
-rs_put64(unsigned char *p, uint64_t v)
-{
-    rs_put32(p, (uint32_t)(v >> 32));
-    rs_put32(p + 4, (uint32_t)v);
-}
-
 /* Whether `offset` is base + [0, Int.MaxValue] (AbstractIndex.can_append_offset), in int64. */
 static inline int
 rs_fits(int64_t offset, int64_t base)
 {
-    return offset >= base && (uint64_t)offset - (uint64_t)base <= (uint64_t)RS_INT32_MAX;
+    return offset >= base && (uint64_t)offset - (uint64_t)base <= (uint64_t)KW_INT32_MAX;
 }
 
 typedef struct {
@@ -107,12 +75,12 @@ rs_reserve(RsPacked *b, Py_ssize_t size)
     return 0;
 }
 
-/* Like as_int64 (_speedups.c), None giving *present = 0. */
+/* Like kw_as_int64 (_kafka_wire.h), None giving *present = 0. */
 static int
 rs_opt_int64(PyObject *obj, int64_t *out, int *present)
 {
     *present = obj != Py_None;
-    return obj == Py_None || as_int64(obj, out);
+    return obj == Py_None || kw_as_int64(obj, out);
 }
 
 PyDoc_STRVAR(scan_recovery_doc,
@@ -146,15 +114,15 @@ scan_recovery(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     int64_t producer_mode;
     int oi_has_last, ti_has_last;
     PyObject *producer_ids = args[16];
-    if (!as_int64(args[1], &position) || !as_int64(args[2], &limit)
-            || !as_int64(args[3], &end) || !as_int64(args[4], &base)
-            || !as_int64(args[5], &interval) || !as_int64(args[6], &last_index_entry)
-            || !as_int64(args[7], &max_ts) || !as_int64(args[8], &max_ts_offset)
-            || !rs_opt_int64(args[9], &oi_last, &oi_has_last) || !as_int64(args[10], &oi_room)
-            || !as_int64(args[11], &ti_last_ts)
+    if (!kw_as_int64(args[1], &position) || !kw_as_int64(args[2], &limit)
+            || !kw_as_int64(args[3], &end) || !kw_as_int64(args[4], &base)
+            || !kw_as_int64(args[5], &interval) || !kw_as_int64(args[6], &last_index_entry)
+            || !kw_as_int64(args[7], &max_ts) || !kw_as_int64(args[8], &max_ts_offset)
+            || !rs_opt_int64(args[9], &oi_last, &oi_has_last) || !kw_as_int64(args[10], &oi_room)
+            || !kw_as_int64(args[11], &ti_last_ts)
             || !rs_opt_int64(args[12], &ti_last_offset, &ti_has_last)
-            || !as_int64(args[13], &ti_room) || !as_int64(args[14], &epoch_above)
-            || !as_int64(args[15], &producer_mode))
+            || !kw_as_int64(args[13], &ti_room) || !kw_as_int64(args[14], &epoch_above)
+            || !kw_as_int64(args[15], &producer_mode))
         Py_RETURN_NOTIMPLEMENTED;
     if (producer_mode < RS_PRODUCERS_NONE || producer_mode > RS_PRODUCERS_FILTERED) {
         PyErr_SetString(PyExc_ValueError, "producer_mode must be 0, 1 or 2");
@@ -189,7 +157,7 @@ scan_recovery(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         if (end - pos <= RS_HEADER_UP_TO_MAGIC)
             break;
         const unsigned char *p = d + pos;
-        const int64_t size = (int32_t)rs_be32(p + 8);
+        const int64_t size = (int32_t)kw_be32(p + 8);
         /* a size below 14 raises; a batch running past the end stops the scan */
         if (size < RS_MIN_RECORD_OVERHEAD || size > end - pos - RS_LOG_OVERHEAD)
             break;
@@ -200,15 +168,15 @@ scan_recovery(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         /* ensure_valid: the v2 header fits, and the CRC-32C of attributes..end matches */
         if (batch_size < RS_V2_OVERHEAD)
             break;
-        if (pylogctl_crc32c(0, p + 21, (size_t)(batch_size - 21)) != rs_be32(p + 17))
+        if (pylogctl_crc32c(0, p + 21, (size_t)(batch_size - 21)) != kw_be32(p + 17))
             break;
         /* last offset as a Java long (wrapping) must fit the segment's indexes */
-        const int64_t base_offset = (int64_t)rs_be64(p);
+        const int64_t base_offset = (int64_t)kw_be64(p);
         const int64_t last_offset = (int64_t)((uint64_t)base_offset
-                                              + (uint64_t)(int64_t)(int32_t)rs_be32(p + 23));
+                                              + (uint64_t)(int64_t)(int32_t)kw_be32(p + 23));
         if (!rs_fits(last_offset, base))
             break;
-        const int64_t batch_max_ts = (int64_t)rs_be64(p + 35);
+        const int64_t batch_max_ts = (int64_t)kw_be64(p + 35);
         int64_t new_max_ts = max_ts, new_max_ts_offset = max_ts_offset;
         if (batch_max_ts > max_ts) {
             new_max_ts = batch_max_ts;
@@ -218,7 +186,7 @@ scan_recovery(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         if (index_now) {
             /* OffsetIndex.append: room, an increasing offset, a position in int32 */
             if (oi_room <= 0 || (oi_has_last && last_offset <= oi_last)
-                    || pos > RS_INT32_MAX)
+                    || pos > KW_INT32_MAX)
                 break;
             /* TimeIndex.maybe_append: room, offset and timestamp not going back */
             if (ti_room <= 0)
@@ -231,10 +199,10 @@ scan_recovery(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         }
         /* does Python have to replay the batch? */
         int replay = 0;
-        const int64_t epoch = (int32_t)rs_be32(p + 12);
+        const int64_t epoch = (int32_t)kw_be32(p + 12);
         if (epoch >= 0 && epoch > epoch_above)
             replay = 1;
-        const int64_t producer_id = (int64_t)rs_be64(p + 43);
+        const int64_t producer_id = (int64_t)kw_be64(p + 43);
         if (!replay && producer_id >= 0 && producer_mode != RS_PRODUCERS_NONE) {
             const int transactional = (p[22] & 0x10) != 0;  /* attributes' low byte */
             if (producer_mode == RS_PRODUCERS_ALL || transactional) {
@@ -255,15 +223,15 @@ scan_recovery(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         if (index_now) {
             if (rs_reserve(&oi, 8) < 0 || (time_entry && rs_reserve(&ti, 12) < 0))
                 goto done;
-            rs_put32(oi.data + oi.len, (uint32_t)(last_offset - base));
-            rs_put32(oi.data + oi.len + 4, (uint32_t)pos);
+            kw_put32(oi.data + oi.len, (uint32_t)(last_offset - base));
+            kw_put32(oi.data + oi.len + 4, (uint32_t)pos);
             oi.len += 8;
             oi_last = last_offset;
             oi_has_last = 1;
             oi_room--;
             if (time_entry) {
-                rs_put64(ti.data + ti.len, (uint64_t)new_max_ts);
-                rs_put32(ti.data + ti.len + 8, (uint32_t)(new_max_ts_offset - base));
+                kw_put64(ti.data + ti.len, (uint64_t)new_max_ts);
+                kw_put32(ti.data + ti.len + 8, (uint32_t)(new_max_ts_offset - base));
                 ti.len += 12;
                 ti_last_ts = new_max_ts;
                 ti_last_offset = new_max_ts_offset;

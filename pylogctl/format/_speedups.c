@@ -33,7 +33,7 @@
 #include <Python.h>
 #include <stdint.h>
 
-#define INT32_MAX_ 0x7FFFFFFFLL
+#include "_kafka_wire.h"
 
 static PyObject *CorruptRecordError;  /* pylogctl.errors.CorruptRecordError */
 static PyObject *position_kwnames;    /* ("position",) for CorruptRecordError(msg, position=) */
@@ -161,61 +161,20 @@ read_varint(const unsigned char *d, Py_ssize_t end, Py_ssize_t *ppos, int max_by
             int64_t *out)
 {
     Py_ssize_t pos = *ppos;
-    if (pos < end && d[pos] < 0x80) {  /* the usual one-byte case */
-        uint64_t raw = d[pos];
-        *out = (int64_t)((raw >> 1) ^ (0 - (raw & 1)));
-        *ppos = pos + 1;
+    int64_t v;
+    switch (kw_read_varint(d, end, &pos, max_bytes, &v)) {
+    case KW_VARINT_OK:
+        *out = v;
+        *ppos = pos;
         return 0;
-    }
-    Py_ssize_t start = pos;
-    uint64_t raw = 0;
-    int shift = 0, wide = 0;
-    for (;;) {
-        if (pos >= end)
-            return raise_corrupt(start, "Truncated varint");
-        unsigned char b = d[pos++];
-        uint64_t bits = b & 0x7F;
-        if (shift == 63 && bits > 1)
-            wide = 1;  /* Python keeps going with a big int; the value is checked below */
-        raw |= bits << shift;
-        if (b < 0x80)
-            break;
-        shift += 7;
-        if (pos - start >= max_bytes)
-            return raise_corrupt(start, "Varint is too long, the most significant bit in "
-                                        "the %dth byte is set", max_bytes);
-    }
-    if (wide)
+    case KW_VARINT_TRUNCATED:
+        return raise_corrupt(*ppos, "Truncated varint");
+    case KW_VARINT_TOO_LONG:
+        return raise_corrupt(*ppos, "Varint is too long, the most significant bit in "
+                                    "the %dth byte is set", max_bytes);
+    default:  /* KW_VARINT_WIDE: Python keeps going with a big int */
         return 1;
-    *out = (int64_t)((raw >> 1) ^ (0 - (raw & 1)));
-    *ppos = pos;
-    return 0;
-}
-
-/* a + b into *r, or 1 when the sum leaves int64 (portable __builtin_add_overflow). */
-static inline int
-add_overflows(int64_t a, int64_t b, int64_t *r)
-{
-    if ((b > 0 && a > INT64_MAX - b) || (b < 0 && a < INT64_MIN - b))
-        return 1;
-    *r = a + b;
-    return 0;
-}
-
-/* Exact Python int of type int (not bool, not a subclass) that fits int64. */
-static int
-as_int64(PyObject *obj, int64_t *out)
-{
-    if (!PyLong_CheckExact(obj))
-        return 0;
-    int overflow = 0;
-    long long v = PyLong_AsLongLongAndOverflow(obj, &overflow);
-    if (overflow || (v == -1 && PyErr_Occurred())) {
-        PyErr_Clear();
-        return 0;
     }
-    *out = (int64_t)v;
-    return 1;
 }
 
 /*
@@ -373,10 +332,10 @@ decode_records(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     PyObject *data = args[0], *lat_obj = args[5];
     PyObject *record_class = args[6], *header_class = args[7];
     int64_t count, base_offset, base_timestamp, base_sequence, lat = 0;
-    if (!PyBytes_CheckExact(data) || !as_int64(args[1], &count)
-            || !as_int64(args[2], &base_offset) || !as_int64(args[3], &base_timestamp)
-            || !as_int64(args[4], &base_sequence)
-            || (lat_obj != Py_None && !as_int64(lat_obj, &lat)))
+    if (!PyBytes_CheckExact(data) || !kw_as_int64(args[1], &count)
+            || !kw_as_int64(args[2], &base_offset) || !kw_as_int64(args[3], &base_timestamp)
+            || !kw_as_int64(args[4], &base_sequence)
+            || (lat_obj != Py_None && !kw_as_int64(lat_obj, &lat)))
         Py_RETURN_NOTIMPLEMENTED;
     (void)lat;  /* the timestamp *is* lat_obj, as in Python */
 
@@ -458,18 +417,18 @@ decode_records(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         /* seq = base_sequence + off_delta, wrapped once past int32 max; offset; timestamp */
         int64_t seq = -1, offset, timestamp = 0;
         if (has_seq) {
-            if (add_overflows(base_sequence, off_delta, &seq)) {
+            if (kw_add_overflows(base_sequence, off_delta, &seq)) {
                 rc = 1;
                 goto loop_stop;
             }
-            if (seq > INT32_MAX_)
+            if (seq > KW_INT32_MAX)
                 seq -= 0x80000000LL;
         }
-        if (add_overflows(base_offset, off_delta, &offset)) {
+        if (kw_add_overflows(base_offset, off_delta, &offset)) {
             rc = 1;
             goto loop_stop;
         }
-        if (lat_obj == Py_None && add_overflows(base_timestamp, ts_delta, &timestamp)) {
+        if (lat_obj == Py_None && kw_add_overflows(base_timestamp, ts_delta, &timestamp)) {
             rc = 1;
             goto loop_stop;
         }

@@ -41,6 +41,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "../format/_kafka_wire.h"
+
 uint32_t pylogctl_crc32c(uint32_t crc, const unsigned char *p, size_t n);  /* _crc32c.c */
 void pylogctl_crc32c_init(void);
 
@@ -63,21 +65,6 @@ enum {
 #define CONTROL_ABORT 0
 #define CONTROL_COMMIT 1
 #define NONE_HASH ((Py_hash_t)0x5bd1e995)
-
-static inline uint64_t
-be64(const unsigned char *p)
-{
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++)
-        v = (v << 8) | p[i];
-    return v;
-}
-
-static inline uint32_t
-be32(const unsigned char *p)
-{
-    return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
-}
 
 static inline Py_hash_t
 hash_bytes(const unsigned char *p, Py_ssize_t n)
@@ -278,23 +265,13 @@ check_idle(LastRecords *t)
 /* ---- records of one batch ------------------------------------------------------------- */
 
 /* A zig-zag varint of at most max_bytes bytes at p[*q], as read_varint reads it; 0 if it is
- * truncated or too long. */
+ * truncated or too long (*q then left alone). A varint wider than 64 bits is taken (Python
+ * reads a big int): only the 10-byte timestamp delta can be one, and nothing here reads it. */
 static inline int
 varint(const unsigned char *p, Py_ssize_t n, Py_ssize_t *q, int max_bytes, int64_t *out)
 {
-    uint64_t raw = 0;
-    for (int i = 0; i < max_bytes; i++) {
-        if (*q >= n)
-            return 0;
-        unsigned char b = p[(*q)++];
-        if (i < 9)  /* 63 bits; a 10th byte only matters for a value nobody reads */
-            raw |= (uint64_t)(b & 0x7F) << (7 * i);
-        if (b < 0x80) {
-            *out = (int64_t)(raw >> 1) ^ -(int64_t)(raw & 1);
-            return 1;
-        }
-    }
-    return 0;
+    int rc = kw_read_varint(p, n, q, max_bytes, out);
+    return rc == KW_VARINT_OK || rc == KW_VARINT_WIDE;
 }
 
 /* A key or value length and its bytes; 0 when decode_records would refuse them. */
@@ -509,24 +486,24 @@ LastRecords_scan(LastRecords *t, PyObject *const *args, Py_ssize_t nargs)
         reason = STOP_BATCH;
         if (end - position < V2_OVERHEAD)
             break;
-        const int64_t stop = position + LOG_OVERHEAD + (int64_t)(int32_t)be32(p + 8);
+        const int64_t stop = position + LOG_OVERHEAD + (int64_t)(int32_t)kw_be32(p + 8);
         const unsigned char attributes = p[22];  /* the low byte holds every flag read here */
         if (p[16] != 2 || stop > end || stop < position + V2_OVERHEAD
                 || (attributes & CODEC_MASK) != 0)
             break;
-        const int64_t base = (int64_t)be64(p);
+        const int64_t base = (int64_t)kw_be64(p);
         int64_t last;
         reason = STOP_RECORDS;
-        if (__builtin_add_overflow(base, (int64_t)(int32_t)be32(p + 23), &last)
+        if (__builtin_add_overflow(base, (int64_t)(int32_t)kw_be32(p + 23), &last)
                 || last == INT64_MAX)
             break;
         if (last >= log_start) {
             const unsigned char *area = p + V2_OVERHEAD;
             const Py_ssize_t size = (Py_ssize_t)(stop - position), n = size - V2_OVERHEAD;
-            const int64_t count = (int32_t)be32(p + 57);
+            const int64_t count = (int32_t)kw_be32(p + 57);
             Rec recs[KEPT_RECORDS], *first = &recs[0];
             reason = STOP_CRC;
-            if (pylogctl_crc32c(0, p + 21, (size_t)(size - 21)) != be32(p + 17))
+            if (pylogctl_crc32c(0, p + 21, (size_t)(size - 21)) != kw_be32(p + 17))
                 break;
             reason = STOP_RECORDS;
             if (!records_ok(area, n, count, base, recs))
@@ -540,7 +517,7 @@ LastRecords_scan(LastRecords *t, PyObject *const *args, Py_ssize_t nargs)
                     if (type == CONTROL_ABORT || type == CONTROL_COMMIT) {
                         t->busy = 0;  /* the callback updates the table */
                         PyObject *r = PyObject_CallFunction(
-                            end_transaction, "LO", (long long)be64(p + 43),
+                            end_transaction, "LO", (long long)kw_be64(p + 43),
                             type == CONTROL_COMMIT ? Py_True : Py_False);
                         t->busy = 1;
                         if (r == NULL) {
@@ -554,7 +531,7 @@ LastRecords_scan(LastRecords *t, PyObject *const *args, Py_ssize_t nargs)
             else {
                 PyObject *txn = NULL;
                 if (attributes & TRANSACTIONAL_FLAG) {
-                    PyObject *pid = PyLong_FromLongLong((long long)be64(p + 43));
+                    PyObject *pid = PyLong_FromLongLong((long long)kw_be64(p + 43));
                     PyObject *fresh = pid == NULL ? NULL : PyDict_New();
                     txn = fresh == NULL ? NULL : PyDict_SetDefault(pending, pid, fresh);
                     Py_XDECREF(pid);

@@ -35,6 +35,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "../format/_kafka_wire.h"
+
 /* _crc32c.c (pylogctl/format), compiled into this module too */
 uint32_t pylogctl_crc32c(uint32_t crc, const unsigned char *p, size_t n);
 void pylogctl_crc32c_init(void);
@@ -52,133 +54,21 @@ void pylogctl_crc32c_init(void);
 
 #define HAND_OVER 1  /* "let the Python path take this batch" */
 
-/* -- big-endian fields --------------------------------------------------------------------- */
+/* -- varints: read_varint with "let Python take it" for every failure ---------------------- */
 
-static inline uint64_t
-get_u64(const unsigned char *p)
-{
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++)
-        v = (v << 8) | p[i];
-    return v;
-}
-
-static inline uint32_t
-get_u32(const unsigned char *p)
-{
-    return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
-}
-
-static inline void
-put_u64(unsigned char *p, uint64_t v)
-{
-    for (int i = 7; i >= 0; i--) {
-        p[i] = (unsigned char)v;
-        v >>= 8;
-    }
-}
-
-static inline void
-put_u32(unsigned char *p, uint32_t v)
-{
-    p[0] = (unsigned char)(v >> 24);
-    p[1] = (unsigned char)(v >> 16);
-    p[2] = (unsigned char)(v >> 8);
-    p[3] = (unsigned char)v;
-}
-
-/* -- varints (zig-zag, as pylogctl.format.varint) ------------------------------------------- */
-
-/* read_varint(buf, pos, max_bytes) within [*ppos, end): 0 with *out set, HAND_OVER when
- * truncated, too long, or (10-byte form) wider than 64 bits. */
+/* read_varint(buf, pos, max_bytes) within [*ppos, end): 0 with *out and *ppos set, HAND_OVER
+ * (both left alone) when truncated, too long, or (10-byte form) wider than 64 bits. */
 static inline int
 read_varint(const unsigned char *d, Py_ssize_t end, Py_ssize_t *ppos, int max_bytes,
             int64_t *out)
 {
-    Py_ssize_t pos = *ppos, start = pos;
-    uint64_t raw = 0;
-    int shift = 0;
-    for (;;) {
-        if (pos >= end)
-            return HAND_OVER;
-        unsigned char b = d[pos++];
-        uint64_t bits = b & 0x7F;
-        if (shift == 63 && bits > 1)
-            return HAND_OVER;
-        raw |= bits << shift;
-        if (b < 0x80)
-            break;
-        shift += 7;
-        if (pos - start >= max_bytes)
-            return HAND_OVER;
-    }
-    *out = (int64_t)((raw >> 1) ^ (0 - (raw & 1)));
+    Py_ssize_t pos = *ppos;
+    int64_t v;
+    if (kw_read_varint(d, end, &pos, max_bytes, &v) != KW_VARINT_OK)
+        return HAND_OVER;
+    *out = v;
     *ppos = pos;
     return 0;
-}
-
-static inline uint64_t
-zigzag(int64_t v)
-{
-    return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
-}
-
-static inline Py_ssize_t
-varint_size(int64_t v)
-{
-    uint64_t raw = zigzag(v);
-    Py_ssize_t n = 1;
-    while (raw >= 0x80) {
-        raw >>= 7;
-        n++;
-    }
-    return n;
-}
-
-static inline unsigned char *
-write_varint(unsigned char *p, int64_t v)
-{
-    uint64_t raw = zigzag(v);
-    while (raw >= 0x80) {
-        *p++ = (unsigned char)((raw & 0x7F) | 0x80);
-        raw >>= 7;
-    }
-    *p++ = (unsigned char)raw;
-    return p;
-}
-
-static inline int
-add_overflows(int64_t a, int64_t b, int64_t *r)
-{
-    if ((b > 0 && a > INT64_MAX - b) || (b < 0 && a < INT64_MIN - b))
-        return 1;
-    *r = a + b;
-    return 0;
-}
-
-static inline int
-sub_overflows(int64_t a, int64_t b, int64_t *r)
-{
-    if ((b < 0 && a > INT64_MAX + b) || (b > 0 && a < INT64_MIN + b))
-        return 1;
-    *r = a - b;
-    return 0;
-}
-
-/* An exact int (not a bool or subclass) within int64; 0 otherwise, no exception left. */
-static int
-as_int64(PyObject *obj, int64_t *out)
-{
-    if (!PyLong_CheckExact(obj))
-        return 0;
-    int overflow = 0;
-    long long v = PyLong_AsLongLongAndOverflow(obj, &overflow);
-    if (overflow || (v == -1 && PyErr_Occurred())) {
-        PyErr_Clear();
-        return 0;
-    }
-    *out = (int64_t)v;
-    return 1;
 }
 
 /* -- the batch ------------------------------------------------------------------------------ */
@@ -207,7 +97,7 @@ batch_at(const Py_buffer *buf, Py_ssize_t position, batch_t *b)
     if (position < 0 || position > buf->len - BATCH_OVERHEAD)
         return HAND_OVER;
     const unsigned char *p = (const unsigned char *)buf->buf + position;
-    int32_t length = (int32_t)get_u32(p + 8);
+    int32_t length = (int32_t)kw_be32(p + 8);
     if (length < BATCH_OVERHEAD - LOG_OVERHEAD || length > buf->len - position - LOG_OVERHEAD)
         return HAND_OVER;
     if (p[16] != 2)
@@ -217,13 +107,13 @@ batch_at(const Py_buffer *buf, Py_ssize_t position, batch_t *b)
         return HAND_OVER;
     b->p = p;
     b->size = (Py_ssize_t)length + LOG_OVERHEAD;
-    b->base_offset = (int64_t)get_u64(p);
-    int32_t last_offset_delta = (int32_t)get_u32(p + 23);
+    b->base_offset = (int64_t)kw_be64(p);
+    int32_t last_offset_delta = (int32_t)kw_be32(p + 23);
     /* RecordBatch.last_offset: a Java long sum, wrapping */
     b->last_offset = (int64_t)((uint64_t)b->base_offset + (uint64_t)(int64_t)last_offset_delta);
-    b->base_timestamp = (int64_t)get_u64(p + 27);
-    b->max_timestamp = (int64_t)get_u64(p + 35);
-    b->count = (int32_t)get_u32(p + 57);
+    b->base_timestamp = (int64_t)kw_be64(p + 27);
+    b->max_timestamp = (int64_t)kw_be64(p + 35);
+    b->count = (int32_t)kw_be32(p + 57);
     return 0;
 }
 
@@ -310,11 +200,11 @@ walk_records(const batch_t *b, rec_t **precs, int check_keys)
         if (read_varint(d, rec_end, &pos, 10, &ts_delta)
                 || read_varint(d, rec_end, &pos, 5, &r->off_delta))
             return HAND_OVER;
-        if (add_overflows(b->base_offset, r->off_delta, &r->offset))
+        if (kw_add_overflows(b->base_offset, r->off_delta, &r->offset))
             return HAND_OVER;
         if (lat)
             r->timestamp = b->max_timestamp;
-        else if (add_overflows(b->base_timestamp, ts_delta, &r->timestamp))
+        else if (kw_add_overflows(b->base_timestamp, ts_delta, &r->timestamp))
             return HAND_OVER;
         if (read_blob(d, rec_end, &pos, &r->key, &r->key_len)
                 || read_blob(d, rec_end, &pos, &r->value, &r->value_len))
@@ -323,7 +213,7 @@ walk_records(const batch_t *b, rec_t **precs, int check_keys)
         if (read_varint(d, rec_end, &pos, 5, &r->header_count)
                 || r->header_count < 0 || r->header_count > rec_end - pos)
             return HAND_OVER;
-        Py_ssize_t hsize = varint_size(r->header_count);
+        Py_ssize_t hsize = kw_varint_size(r->header_count);
         for (int64_t h = 0; h < r->header_count; h++) {
             Py_ssize_t kat, klen, vat, vlen;
             if (read_blob(d, rec_end, &pos, &kat, &klen) || klen < 0
@@ -331,7 +221,7 @@ walk_records(const batch_t *b, rec_t **precs, int check_keys)
                 return HAND_OVER;
             if (check_keys && !is_strict_utf8(d + kat, klen))
                 return HAND_OVER;
-            hsize += varint_size(klen) + klen + (vlen < 0 ? 1 : varint_size(vlen) + vlen);
+            hsize += kw_varint_size(klen) + klen + (vlen < 0 ? 1 : kw_varint_size(vlen) + vlen);
         }
         if (pos != rec_end)
             return HAND_OVER;
@@ -388,8 +278,8 @@ map_batch(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     }
     PyObject *offsets = args[2];
     int64_t position, start, max_entries;
-    if (!as_int64(args[1], &position) || !as_int64(args[3], &start)
-            || !as_int64(args[4], &max_entries))
+    if (!kw_as_int64(args[1], &position) || !kw_as_int64(args[3], &start)
+            || !kw_as_int64(args[4], &max_entries))
         return not_implemented();
     Py_buffer buf;
     if (PyObject_GetBuffer(args[0], &buf, PyBUF_SIMPLE) < 0)
@@ -544,7 +434,7 @@ key_table(PyObject *self, PyObject *offsets)
     PyObject *key, *value;
     while (PyDict_Next(offsets, &pos, &key, &value)) {
         int64_t unused;
-        if (!PyBytes_CheckExact(key) || !as_int64(value, &unused))
+        if (!PyBytes_CheckExact(key) || !kw_as_int64(value, &unused))
             return not_implemented();
         total += PyBytes_GET_SIZE(key);
         if (total > (Py_ssize_t)UINT32_MAX)
@@ -575,7 +465,7 @@ key_table(PyObject *self, PyObject *offsets)
             i = (i + 1) & t->mask;
         slot_t *s = &t->slots[i];
         s->hash = h;
-        as_int64(value, &s->offset);
+        kw_as_int64(value, &s->offset);
         s->key_at = at;
         s->key_len = (int32_t)len;
         memcpy(t->keys + at, PyBytes_AS_STRING(key), (size_t)len);
@@ -621,7 +511,7 @@ mapped_offset(const judge_t *j, const batch_t *b, const rec_t *r, int64_t *mappe
     int rc = 0;
     PyObject *found = j->table != NULL ? NULL : PyDict_GetItemWithError(j->offsets, key);
     if (found != NULL) {
-        rc = as_int64(found, mapped) ? 0 : -2;
+        rc = kw_as_int64(found, mapped) ? 0 : -2;
     } else if (PyErr_Occurred()) {
         rc = -1;
     } else {  /* not in the map: another key may own its digest */
@@ -629,7 +519,7 @@ mapped_offset(const judge_t *j, const batch_t *b, const rec_t *r, int64_t *mappe
         if (got == NULL)
             rc = -1;
         else {
-            rc = as_int64(got, mapped) ? 0 : -2;
+            rc = kw_as_int64(got, mapped) ? 0 : -2;
             Py_DECREF(got);
         }
     }
@@ -679,7 +569,7 @@ write_blob(unsigned char *p, const unsigned char *d, Py_ssize_t at, Py_ssize_t l
         *p++ = 1;  /* zig-zag -1 */
         return p;
     }
-    p = write_varint(p, len);
+    p = kw_write_varint(p, len);
     memcpy(p, d + at, (size_t)len);
     return p + len;
 }
@@ -690,17 +580,17 @@ write_record(unsigned char *p, const batch_t *b, const rec_t *r, int64_t ts_delt
              Py_ssize_t body)
 {
     const unsigned char *d = b->p;
-    p = write_varint(p, body);
+    p = kw_write_varint(p, body);
     *p++ = 0;
-    p = write_varint(p, ts_delta);
-    p = write_varint(p, r->off_delta);
+    p = kw_write_varint(p, ts_delta);
+    p = kw_write_varint(p, r->off_delta);
     p = write_blob(p, d, r->key, r->key_len);
     p = write_blob(p, d, r->value, r->value_len);
     /* headers: validated by walk_records, re-read here */
     Py_ssize_t pos = r->headers;
     int64_t count = 0, klen = 0, vlen = 0;  /* set by read_varint: validated before */
     read_varint(d, b->size, &pos, 5, &count);
-    p = write_varint(p, count);
+    p = kw_write_varint(p, count);
     for (int64_t h = 0; h < count; h++) {
         read_varint(d, b->size, &pos, 5, &klen);
         p = write_blob(p, d, pos, (Py_ssize_t)klen);
@@ -717,9 +607,9 @@ write_record(unsigned char *p, const batch_t *b, const rec_t *r, int64_t ts_delt
 static inline Py_ssize_t
 record_body_size(const rec_t *r, int64_t ts_delta)
 {
-    return 1 + varint_size(ts_delta) + varint_size(r->off_delta)
-           + (r->key_len < 0 ? 1 : varint_size(r->key_len) + r->key_len)
-           + (r->value_len < 0 ? 1 : varint_size(r->value_len) + r->value_len)
+    return 1 + kw_varint_size(ts_delta) + kw_varint_size(r->off_delta)
+           + (r->key_len < 0 ? 1 : kw_varint_size(r->key_len) + r->key_len)
+           + (r->value_len < 0 ? 1 : kw_varint_size(r->value_len) + r->value_len)
            + r->headers_size;
 }
 
@@ -743,10 +633,10 @@ rebuild(PyObject *out, const batch_t *b, const rec_t *recs, const char *kept, Py
             first = 0;
         }
         int64_t ts_delta;
-        if (sub_overflows(r->timestamp, base_ts, &ts_delta))
+        if (kw_sub_overflows(r->timestamp, base_ts, &ts_delta))
             return HAND_OVER;
         Py_ssize_t body = record_body_size(r, ts_delta);
-        area += varint_size(body) + body;
+        area += kw_varint_size(body) + body;
         if (r->timestamp > *max_ts)
             *max_ts = r->timestamp;
     }
@@ -760,15 +650,15 @@ rebuild(PyObject *out, const batch_t *b, const rec_t *recs, const char *kept, Py
     unsigned char *start = (unsigned char *)PyByteArray_AS_STRING(out) + old, *p = start;
     /* header: the original's fields but length, CRC, attributes, timestamps and count */
     memcpy(p, b->p, BATCH_OVERHEAD);
-    put_u32(p + 8, (uint32_t)(size - LOG_OVERHEAD));
+    kw_put32(p + 8, (uint32_t)(size - LOG_OVERHEAD));
     int attributes = (lat ? TIMESTAMP_TYPE_FLAG : 0)
                      | (b->attributes & TRANSACTIONAL_FLAG)
                      | (has_horizon ? DELETE_HORIZON_FLAG : 0);
     p[21] = (unsigned char)(attributes >> 8);
     p[22] = (unsigned char)attributes;
-    put_u64(p + 27, (uint64_t)base_ts);
-    put_u64(p + 35, (uint64_t)*max_ts);
-    put_u32(p + 57, (uint32_t)n);
+    kw_put64(p + 27, (uint64_t)base_ts);
+    kw_put64(p + 35, (uint64_t)*max_ts);
+    kw_put32(p + 57, (uint32_t)n);
     p += BATCH_OVERHEAD;
     for (int32_t i = 0; i < b->count; i++) {
         if (!kept[i])
@@ -776,7 +666,7 @@ rebuild(PyObject *out, const batch_t *b, const rec_t *recs, const char *kept, Py
         int64_t ts_delta = recs[i].timestamp - base_ts;
         p = write_record(p, b, &recs[i], ts_delta, record_body_size(&recs[i], ts_delta));
     }
-    put_u32(start + CRC_OFFSET, pylogctl_crc32c(0, start + ATTRIBUTES_OFFSET,
+    kw_put32(start + CRC_OFFSET, pylogctl_crc32c(0, start + ATTRIBUTES_OFFSET,
                                                 (size_t)(size - ATTRIBUTES_OFFSET)));
     *written = size;
     return 0;
@@ -795,8 +685,8 @@ filter_batch(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     judge_t j = {.offsets = args[4], .get = args[5],
                  .table = Py_IS_TYPE(args[4], &KeyTableType) ? (KeyTable *)args[4] : NULL};
     int64_t position;
-    if (!as_int64(args[1], &position) || !as_int64(args[3], &j.latest)
-            || !as_int64(args[6], &j.now_ms) || !as_int64(args[7], &j.new_horizon))
+    if (!kw_as_int64(args[1], &position) || !kw_as_int64(args[3], &j.latest)
+            || !kw_as_int64(args[6], &j.now_ms) || !kw_as_int64(args[7], &j.new_horizon))
         return not_implemented();
     Py_buffer buf;
     if (PyObject_GetBuffer(args[0], &buf, PyBUF_SIMPLE) < 0)

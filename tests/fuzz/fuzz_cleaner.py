@@ -16,12 +16,8 @@ a hang is a failure, saved under ``tests/fuzz/crashes/cleaner-*``. Exit status 1
 
 from __future__ import annotations
 
-import argparse
-import hashlib
-import json
 import logging
 import random
-import signal
 import sys
 import time
 from pathlib import Path
@@ -30,6 +26,7 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent), str(HERE.parent / "storage"), str(HERE.parents[1])]
 
 import fuzz_dump  # noqa: E402 - needs the path above
+import fuzz_support  # noqa: E402
 from cleaner_accel_support import (filter_outcome, map_outcome, mutate,  # noqa: E402
                                    random_batch, random_setting)
 
@@ -54,23 +51,8 @@ def one_input(rng: random.Random, seeds: list) -> tuple[bytes, dict]:
     return b"".join(parts), {"base": base, "parts": notes}
 
 
-def save_failure(data: bytes, settings: dict, what: str) -> Path:
-    digest = hashlib.sha1(data + json.dumps(settings, default=repr).encode()).hexdigest()[:12]
-    dest = fuzz_dump.CRASH_DIR / f"cleaner-{digest}"
-    dest.mkdir(parents=True, exist_ok=True)
-    (dest / "input.log").write_bytes(data)
-    (dest / "FAILURE.txt").write_text(json.dumps(settings, indent=1, default=repr)
-                                      + "\n\n" + what)
-    return dest
-
-
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--seconds", type=float, default=60.0, help="time budget (default 60)")
-    ap.add_argument("--seed", type=int, default=None, help="RNG seed (default: time-based)")
-    ap.add_argument("--corpus", type=Path, default=fuzz_dump.DEFAULT_CORPUS)
-    ap.add_argument("--timeout", type=float, default=20.0, help="seconds per input")
-    args = ap.parse_args(argv)
+    args = fuzz_support.parse_args(__doc__, argv)
 
     from pylogctl.storage import cleaner_filter, offset_map
 
@@ -79,17 +61,11 @@ def main(argv: list[str] | None = None) -> int:
               "nothing to compare", file=sys.stderr)
         return 2
     logging.disable(logging.WARNING)  # "exceeded max record batch size", on both paths
-    seed = args.seed if args.seed is not None else int(time.time())
-    rng = random.Random(seed)
+    seed, rng = fuzz_support.start(args)
     by_kind = fuzz_dump.collect_seeds(args.corpus, random.Random(seed))
     seeds = [s for k in SEGMENT_KINDS for s in by_kind.get(k, [])]
     fuzz_dump.ALL_SEEDS.extend(seeds)
     print(f"fuzz_cleaner: seed {seed}, {len(seeds)} segment seeds", flush=True)
-
-    def on_alarm(signum, frame):
-        raise fuzz_dump.FuzzTimeout("input took too long")
-
-    signal.signal(signal.SIGALRM, on_alarm)
     inputs = failures = errors = 0
     deadline = time.monotonic() + args.seconds
     while time.monotonic() < deadline:
@@ -100,23 +76,22 @@ def main(argv: list[str] | None = None) -> int:
         entries = rng.choice([10_000, len(setting.mapped) + 3, 0])
         settings.update(setting=repr(setting), start=start, entries=entries)
         inputs += 1
-        signal.setitimer(signal.ITIMER_REAL, args.timeout)
         try:
-            fast = (filter_outcome(data, setting, True),
-                    map_outcome(data, setting, start, entries, True))
-            slow = (filter_outcome(data, setting, False),
-                    map_outcome(data, setting, start, entries, False))
+            with fuzz_support.time_limit(args.timeout):
+                fast = (filter_outcome(data, setting, True),
+                        map_outcome(data, setting, start, entries, True))
+                slow = (filter_outcome(data, setting, False),
+                        map_outcome(data, setting, start, entries, False))
             if fast != slow:
                 failures += 1
-                dest = save_failure(data, settings, f"C:\n{fast!r}\n\nPython:\n{slow!r}"[:20000])
+                dest = fuzz_support.save_failure(
+                    "cleaner", data, settings, f"C:\n{fast!r}\n\nPython:\n{slow!r}"[:20000],
+                    json_default=repr)
                 print(f"\nDIFFERENCE saved in {dest}", flush=True)
             errors += isinstance(slow[0], tuple) and isinstance(slow[0][0], str)
         except (Exception, fuzz_dump.FuzzTimeout) as exc:  # noqa: BLE001
             failures += 1
-            dest = save_failure(data, settings, f"{type(exc).__name__}: {exc}")
-            print(f"\nFAILURE {type(exc).__name__}: {exc} saved in {dest}", flush=True)
-        finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
+            fuzz_support.report_exception("cleaner", data, settings, exc, json_default=repr)
     print(f"inputs: {inputs} ({errors} raised in the copy pass); failures: {failures}")
     return 1 if failures else 0
 

@@ -24,11 +24,7 @@ For memory errors, build the module with AddressSanitizer and preload it::
 
 from __future__ import annotations
 
-import argparse
-import hashlib
-import json
 import random
-import signal
 import struct
 import sys
 import tempfile
@@ -39,6 +35,7 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent), str(HERE.parent / "groups"), str(HERE.parents[1])]
 
 import fuzz_dump  # noqa: E402 - needs the path above
+import fuzz_support  # noqa: E402
 
 
 def fix_crcs(data: bytearray) -> None:
@@ -93,22 +90,8 @@ def compare(partition_dir: Path, log_start: int) -> dict:
     return diff
 
 
-def save_failure(data: bytes, settings: dict, what: str) -> Path:
-    digest = hashlib.sha1(data + json.dumps(settings).encode()).hexdigest()[:12]
-    dest = fuzz_dump.CRASH_DIR / f"offsets-{digest}"
-    dest.mkdir(parents=True, exist_ok=True)
-    (dest / "input.log").write_bytes(data)
-    (dest / "FAILURE.txt").write_text(json.dumps(settings, indent=1) + "\n\n" + what)
-    return dest
-
-
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--seconds", type=float, default=60.0, help="time budget (default 60)")
-    ap.add_argument("--seed", type=int, default=None, help="RNG seed (default: time-based)")
-    ap.add_argument("--corpus", type=Path, default=fuzz_dump.DEFAULT_CORPUS)
-    ap.add_argument("--timeout", type=float, default=20.0, help="seconds per input")
-    args = ap.parse_args(argv)
+    args = fuzz_support.parse_args(__doc__, argv)
 
     from pylogctl.groups import replay as replay_module
 
@@ -116,17 +99,11 @@ def main(argv: list[str] | None = None) -> int:
         print("fuzz_offsets_scan: the C accelerator is not built (or PYLOGCTL_NO_SPEEDUPS is "
               "set): nothing to compare", file=sys.stderr)
         return 2
-    seed = args.seed if args.seed is not None else int(time.time())
-    rng = random.Random(seed)
+    seed, rng = fuzz_support.start(args)
     seeds = fuzz_dump.collect_seeds(args.corpus, random.Random(seed)).get("offsets-log", [])
     seeds.append(generated_seed())
     fuzz_dump.ALL_SEEDS.extend(seeds)
     print(f"fuzz_offsets_scan: seed {seed}, {len(seeds)} segment seeds", flush=True)
-
-    def on_alarm(signum, frame):
-        raise fuzz_dump.FuzzTimeout("input took too long")
-
-    signal.signal(signal.SIGALRM, on_alarm)
     inputs = failures = 0
     deadline = time.monotonic() + args.seconds
     with tempfile.TemporaryDirectory(prefix="pylogctl-fuzz-offsets-") as tmp:
@@ -142,19 +119,18 @@ def main(argv: list[str] | None = None) -> int:
             partition_dir = Path(tmp) / f"{inputs}" / "__consumer_offsets-0"
             partition_dir.mkdir(parents=True)
             (partition_dir / "00000000000000000000.log").write_bytes(bytes(data))
-            signal.setitimer(signal.ITIMER_REAL, args.timeout)
             try:
-                diff = compare(partition_dir, settings["log_start"])
+                with fuzz_support.time_limit(args.timeout):
+                    diff = compare(partition_dir, settings["log_start"])
                 if diff:
                     failures += 1
-                    dest = save_failure(bytes(data), settings, repr(diff)[:20000])
+                    dest = fuzz_support.save_failure("offsets", bytes(data), settings,
+                                                     repr(diff)[:20000])
                     print(f"\nDIFFERENCE ({', '.join(diff)}) saved in {dest}", flush=True)
             except (Exception, fuzz_dump.FuzzTimeout) as exc:  # noqa: BLE001
                 failures += 1
-                dest = save_failure(bytes(data), settings, f"{type(exc).__name__}: {exc}")
-                print(f"\nFAILURE {type(exc).__name__}: {exc} saved in {dest}", flush=True)
+                fuzz_support.report_exception("offsets", bytes(data), settings, exc)
             finally:
-                signal.setitimer(signal.ITIMER_REAL, 0)
                 for f in partition_dir.iterdir():
                     f.unlink()
     print(f"inputs: {inputs}; failures: {failures}")

@@ -17,11 +17,7 @@ settings. Exit status 1 on any failure.
 
 from __future__ import annotations
 
-import argparse
-import hashlib
-import json
 import random
-import signal
 import sys
 import tempfile
 import time
@@ -31,6 +27,7 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent), str(HERE.parent / "storage"), str(HERE.parents[1])]
 
 import fuzz_dump  # noqa: E402 - needs the path above
+import fuzz_support  # noqa: E402
 
 RECOVER_KINDS = ("log", "offsets-log", "txn-log", "metadata-log")
 
@@ -43,22 +40,8 @@ def outcomes(directory: Path, data: bytes, base: int, hooks: str, config) -> tup
     return reference, recover_outcome(directory, data, base, hooks, config)
 
 
-def save_failure(data: bytes, settings: dict, what: str) -> Path:
-    digest = hashlib.sha1(data + json.dumps(settings).encode()).hexdigest()[:12]
-    dest = fuzz_dump.CRASH_DIR / f"recover-{digest}"
-    dest.mkdir(parents=True, exist_ok=True)
-    (dest / "input.log").write_bytes(data)
-    (dest / "FAILURE.txt").write_text(json.dumps(settings, indent=1) + "\n\n" + what)
-    return dest
-
-
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--seconds", type=float, default=60.0, help="time budget (default 60)")
-    ap.add_argument("--seed", type=int, default=None, help="RNG seed (default: time-based)")
-    ap.add_argument("--corpus", type=Path, default=fuzz_dump.DEFAULT_CORPUS)
-    ap.add_argument("--timeout", type=float, default=20.0, help="seconds per input")
-    args = ap.parse_args(argv)
+    args = fuzz_support.parse_args(__doc__, argv)
 
     from pylogctl.storage import segment as segment_module
     from pylogctl.storage.log_config import LogConfig
@@ -68,17 +51,11 @@ def main(argv: list[str] | None = None) -> int:
         print("fuzz_recover: the C accelerator is not built (or PYLOGCTL_NO_SPEEDUPS is set): "
               "nothing to compare", file=sys.stderr)
         return 2
-    seed = args.seed if args.seed is not None else int(time.time())
-    rng = random.Random(seed)
+    seed, rng = fuzz_support.start(args)
     by_kind = fuzz_dump.collect_seeds(args.corpus, random.Random(seed))
     seeds = [s for k in RECOVER_KINDS for s in by_kind.get(k, [])]
     fuzz_dump.ALL_SEEDS.extend(seeds)
     print(f"fuzz_recover: seed {seed}, {len(seeds)} segment seeds", flush=True)
-
-    def on_alarm(signum, frame):
-        raise fuzz_dump.FuzzTimeout("input took too long")
-
-    signal.signal(signal.SIGALRM, on_alarm)
     inputs = recoveries = failures = truncated = errors = 0
     deadline = time.monotonic() + args.seconds
     with tempfile.TemporaryDirectory(prefix="pylogctl-fuzz-recover-") as tmp:
@@ -100,25 +77,22 @@ def main(argv: list[str] | None = None) -> int:
                 for hooks in HOOKS:
                     settings["hooks"] = hooks
                     recoveries += 1
-                    signal.setitimer(signal.ITIMER_REAL, args.timeout)
-                    try:
+                    with fuzz_support.time_limit(args.timeout):
                         reference, fast = outcomes(Path(tmp) / "segment", data, base, hooks,
                                                    config)
-                    finally:
-                        signal.setitimer(signal.ITIMER_REAL, 0)
                     if fast != reference:
                         failures += 1
                         diff = {k: (reference[k], fast[k]) for k in reference
                                 if reference[k] != fast[k]}
-                        dest = save_failure(data, settings, repr(diff)[:20000])
+                        dest = fuzz_support.save_failure("recover", data, settings,
+                                                         repr(diff)[:20000])
                         print(f"\nDIFFERENCE ({', '.join(diff)}) saved in {dest}", flush=True)
                     result = reference["result"]
                     errors += result[0] == "error"
                     truncated += result[0] == "truncated" and result[1] > 0
             except (Exception, fuzz_dump.FuzzTimeout) as exc:  # noqa: BLE001
                 failures += 1
-                dest = save_failure(data, settings, f"{type(exc).__name__}: {exc}")
-                print(f"\nFAILURE {type(exc).__name__}: {exc} saved in {dest}", flush=True)
+                fuzz_support.report_exception("recover", data, settings, exc)
             finally:
                 segment_module.RECOVERY_SCAN_BYTES = saved_chunk
     print(f"inputs: {inputs}, recoveries compared: {recoveries} ({truncated} truncated, "
