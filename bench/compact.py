@@ -53,7 +53,8 @@ import time
 from pathlib import Path
 
 from workload import (BASE_TIMESTAMP, KEY_FORMAT, RECORDS_PER_BATCH, crc_floor, producer_batch,
-                      pylogctl_command, value_pool, verdict, warm_page_cache)
+                      SegmentFiles, pylogctl_command, run_in_new_dir, value_pool, verdict,
+                      warm_page_cache)
 
 PARTITION = "bench-0"
 NOW_MS = BASE_TIMESTAMP + 86_400_000
@@ -76,26 +77,16 @@ def build_log_dir(log_dir: Path, size_bytes: int, segment_bytes: int,
     part.mkdir(parents=True)
     rng = random.Random(seed)
     pool = value_pool(rng)
-    offset = written = sequence = batches = 0
+    offset = sequence = batches = 0
     ts = BASE_TIMESTAMP
-    bases = []
-    f = None
-    try:
-        while written < size_bytes:
-            if f is None or f.tell() >= segment_bytes:
-                if f is not None:
-                    f.close()
-                bases.append(offset)
-                f = open(part / f"{offset:020d}.log", "wb", buffering=1 << 20)
+    with SegmentFiles(part, segment_bytes) as files:
+        while files.written < size_bytes:
             data, ts, _, _ = producer_batch(rng, pool, offset, sequence, ts)
-            f.write(data)
-            written += len(data)
+            files.write(offset, data)
             offset += RECORDS_PER_BATCH
             sequence = (sequence + RECORDS_PER_BATCH) % (1 << 31)
             batches += 1
-    finally:
-        if f is not None:
-            f.close()
+    bases = files.bases
     for base in bases:
         with LogSegment.open(part, base, LogConfig()) as segment:
             segment.recover()
@@ -105,7 +96,8 @@ def build_log_dir(log_dir: Path, size_bytes: int, segment_bytes: int,
     for name in ("replication-offset-checkpoint", "recovery-point-offset-checkpoint"):
         (log_dir / name).write_text(format_checkpoint([f"bench 0 {offset}"]))
     (log_dir / ".kafka_cleanshutdown").write_text("")
-    return {"bytes": written, "batches": batches, "records": offset, "segments": len(bases)}
+    return {"bytes": files.written, "batches": batches, "records": offset,
+            "segments": len(bases)}
 
 
 def segment_logs(log_dir: Path) -> list[str]:
@@ -260,19 +252,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.size_mib < 1 or args.segment_mib < 1 or args.repeat < 1:
         ap.error("--size-mib, --segment-mib and --repeat must be at least 1")
     root = Path(args.dir)
-    if root.exists():
-        ap.error(f"{root} exists: give a --dir this run may create and delete")
     free = shutil.disk_usage(root.parent).free
     if free < 3.5 * (args.size_mib << 20):
         ap.error(f"{root.parent} has {free >> 20} MiB free; the run needs about "
                  f"{int(3.5 * args.size_mib)} MiB (the log, a copy, the compacted copy)")
-    try:
-        return _run(root, args)
-    finally:
-        if args.keep:
-            print(f"kept {root}")
-        else:
-            shutil.rmtree(root, ignore_errors=True)
+    return run_in_new_dir(ap.error, root, args.keep, lambda: _run(root, args))
 
 
 def _run(root: Path, args) -> int:

@@ -46,14 +46,13 @@ import json
 import os
 import platform
 import random
-import shutil
 import struct
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from workload import BASE_TIMESTAMP, crc_floor, pylogctl_command, verdict
+from workload import BASE_TIMESTAMP, crc_floor, pylogctl_command, run_in_new_dir, verdict
 
 OFFSETS_PARTITIONS = 50
 TOPICS = [f"topic-{i:02d}" for i in range(40)]
@@ -388,15 +387,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.size_mib < 1 or args.groups < 1 or args.repeat < 1:
         ap.error("--size-mib, --groups and --repeat must be at least 1")
     log_dir = Path(args.dir)
-    if log_dir.exists():
-        ap.error(f"{log_dir} exists: give a --dir this run may create and delete")
-    try:
-        return _run(log_dir, args)
-    finally:
-        if args.keep:
-            print(f"kept {log_dir}")
-        elif log_dir.exists():
-            shutil.rmtree(log_dir)
+    return run_in_new_dir(ap.error, log_dir, args.keep, lambda: _run(log_dir, args))
 
 
 def _run(log_dir: Path, args) -> int:

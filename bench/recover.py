@@ -50,14 +50,14 @@ import mmap
 import os
 import platform
 import random
-import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 from workload import (BASE_TIMESTAMP, RECORDS_PER_BATCH, crc_floor, producer_batch,
-                      pylogctl_command, value_pool, verdict, warm_page_cache)
+                      SegmentFiles, pylogctl_command, run_in_new_dir, value_pool, verdict,
+                      warm_page_cache)
 
 PARTITION = "bench-0"
 TXN_PRODUCER_ID = 5000
@@ -75,18 +75,12 @@ def build_partition(part: Path, size_bytes: int, segment_bytes: int,
 
     rng = random.Random(seed)
     pool = value_pool(rng)
-    offset = batches = written = aborted = 0
+    offset = batches = aborted = 0
     sequence = txn_epoch = 0
     ts = BASE_TIMESTAMP
-    segments = []
-    f = None
-    try:
-        while written < size_bytes:
-            if f is None or f.tell() >= segment_bytes:
-                if f is not None:
-                    f.close()
-                segments.append(offset)
-                f = open(part / f"{offset:020d}.log", "wb", buffering=1 << 20)
+    with SegmentFiles(part, segment_bytes) as files:
+        while files.written < size_bytes:
+            base = offset
             if batches % TXN_EVERY == TXN_EVERY - 1:  # a transaction: one batch, then a marker
                 builder = RecordBatchBuilder(base_offset=offset, producer_id=TXN_PRODUCER_ID,
                                              producer_epoch=txn_epoch, base_sequence=0,
@@ -106,13 +100,9 @@ def build_partition(part: Path, size_bytes: int, segment_bytes: int,
                 offset += RECORDS_PER_BATCH
                 sequence = (sequence + RECORDS_PER_BATCH) % (1 << 31)
                 batches += 1
-            f.write(data)
-            written += len(data)
-    finally:
-        if f is not None:
-            f.close()
-    return {"bytes": written, "batches": batches, "records": offset, "segments": segments,
-            "aborted": aborted}
+            files.write(base, data)
+    return {"bytes": files.written, "batches": batches, "records": offset,
+            "segments": files.bases, "aborted": aborted}
 
 
 def delete_indexes(part: Path) -> None:
@@ -243,17 +233,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.size_mib < 1 or args.segment_mib < 1 or args.repeat < 1:
         ap.error("--size-mib, --segment-mib and --repeat must be at least 1")
     log_dir = Path(args.dir)
-    if log_dir.exists():
-        ap.error(f"{log_dir} exists: give a --dir this run may create and delete")
-    part = log_dir / PARTITION
-    part.mkdir(parents=True)
-    try:
+
+    def run() -> int:
+        part = log_dir / PARTITION
+        part.mkdir(parents=True)
         return _run(part, args)
-    finally:
-        if args.keep:
-            print(f"kept {log_dir}")
-        else:
-            shutil.rmtree(log_dir)
+    return run_in_new_dir(ap.error, log_dir, args.keep, run)
 
 
 def _run(part: Path, args) -> int:

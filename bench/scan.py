@@ -38,14 +38,13 @@ import argparse
 import json
 import os
 import random
-import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 from workload import (BASE_TIMESTAMP, RECORDS_PER_BATCH, producer_batch, pylogctl_command,
-                      value_pool, warm_page_cache)
+                      run_in_new_dir, value_pool, warm_page_cache)
 
 TOPIC = "bench"
 NEEDLE = "no such text"  # never matches: every value is searched in full
@@ -178,15 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.size_mib < 1 or args.repeat < 1 or args.partitions < 1:
         ap.error("--size-mib, --partitions and --repeat must be at least 1")
     root = Path(args.dir)
-    if root.exists():
-        ap.error(f"{root} exists; remove it or give another --dir")
-    try:
-        return _run(root, args)
-    finally:
-        if args.keep:
-            print(f"kept {root}")
-        else:
-            shutil.rmtree(root, ignore_errors=True)
+    return run_in_new_dir(ap.error, root, args.keep, lambda: _run(root, args))
 
 
 def _run(root: Path, args) -> int:

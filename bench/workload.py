@@ -15,6 +15,7 @@ import shutil
 import struct
 import sys
 from pathlib import Path
+from typing import Callable
 
 RECORDS_PER_BATCH = 16
 KEY_FORMAT = b"user-%05d"  # 10-byte keys
@@ -91,3 +92,49 @@ def crc_floor(logs: list[str] | list[Path]) -> int:
                 n += 1
             view.release()
     return n
+
+
+class SegmentFiles:
+    """The ``.log`` files of a partition dir, written batch by batch: a new file, named after
+    its base offset, once the current one holds ``segment_bytes`` (what the benches build)."""
+
+    def __init__(self, part: Path, segment_bytes: int) -> None:
+        self.part = part
+        self.segment_bytes = segment_bytes
+        self.bases: list[int] = []
+        self.written = 0
+        self._file = None
+
+    def write(self, base_offset: int, data: bytes) -> None:
+        if self._file is None or self._file.tell() >= self.segment_bytes:
+            self.close()
+            self.bases.append(base_offset)
+            self._file = open(self.part / f"{base_offset:020d}.log", "wb", buffering=1 << 20)
+        self._file.write(data)
+        self.written += len(data)
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+    def __enter__(self) -> "SegmentFiles":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def run_in_new_dir(error: Callable[[str], object], root: Path, keep: bool,
+                   run: Callable[[], int]) -> int:
+    """Run a bench whose data lives in ``root``, which must not exist yet (``error`` is the
+    argument parser's), and delete ``root`` afterwards unless ``keep``."""
+    if root.exists():
+        error(f"{root} exists: give a --dir this run may create and delete")
+    try:
+        return run()
+    finally:
+        if keep:
+            print(f"kept {root}")
+        else:
+            shutil.rmtree(root, ignore_errors=True)

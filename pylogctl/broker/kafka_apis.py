@@ -556,19 +556,10 @@ class KafkaApis:
 
     async def offset_commit(self, request: Request, connection: Connection) -> dict[str, Any]:
         body = request.body
-        offsets = {}
-        for t in body.topics:
-            for p in t.partitions:
-                offsets[(t.name, p.partition_index)] = (
-                    p.committed_offset, getattr(p, "committed_leader_epoch", -1),
-                    p.committed_metadata)
+        offsets = _requested_commits(body)
         results = self.groups.commit_offsets(body.group_id, body.generation_id_or_member_epoch,
                                              body.member_id, offsets)
-        topics: dict[str, list[dict[str, Any]]] = {}
-        for (topic, index), code in results.items():
-            topics.setdefault(topic, []).append({"partition_index": index, "error_code": code})
-        return {"throttle_time": 0,
-                "topics": [{"name": n, "partitions": ps} for n, ps in topics.items()]}
+        return {"throttle_time": 0, "topics": _commit_results(results)}
 
     async def offset_fetch(self, request: Request, connection: Connection) -> dict[str, Any]:
         body = request.body
@@ -660,21 +651,29 @@ class KafkaApis:
     async def txn_offset_commit(self, request: Request,
                                 connection: Connection) -> dict[str, Any]:
         body = request.body
-        offsets = {}
-        for t in body.topics:
-            for p in t.partitions:
-                offsets[(t.name, p.partition_index)] = (
-                    p.committed_offset, getattr(p, "committed_leader_epoch", -1),
-                    p.committed_metadata)
+        offsets = _requested_commits(body)
         results = self.groups.commit_transactional_offsets(
             body.group_id, body.producer_id, body.producer_epoch,
             getattr(body, "generation_id", -1), getattr(body, "member_id", ""),
             getattr(body, "group_instance_id", None), offsets)
-        topics: dict[str, list[dict[str, Any]]] = {}
-        for (topic, index), code in results.items():
-            topics.setdefault(topic, []).append({"partition_index": index, "error_code": code})
-        return {"throttle_time": 0,
-                "topics": [{"name": n, "partitions": ps} for n, ps in topics.items()]}
+        return {"throttle_time": 0, "topics": _commit_results(results)}
+
+
+def _requested_commits(body: Any) -> dict[tuple[str, int], tuple[int, int, str | None]]:
+    """(topic, partition) -> (offset, leader epoch, metadata) of an OffsetCommit or
+    TxnOffsetCommit request (no leader epoch before their v6 and v2: -1)."""
+    return {(t.name, p.partition_index): (p.committed_offset,
+                                          getattr(p, "committed_leader_epoch", -1),
+                                          p.committed_metadata)
+            for t in body.topics for p in t.partitions}
+
+
+def _commit_results(results: dict[tuple[str, int], Errors]) -> list[dict[str, Any]]:
+    """The per-topic partition error codes of an (Txn)OffsetCommit response."""
+    topics: dict[str, list[dict[str, Any]]] = {}
+    for (topic, index), code in results.items():
+        topics.setdefault(topic, []).append({"partition_index": index, "error_code": code})
+    return [{"name": n, "partitions": ps} for n, ps in topics.items()]
 
 
 def _fenced_for(code: Errors, version: int) -> Errors:

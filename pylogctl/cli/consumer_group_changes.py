@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import ExitCode, FileUnreadableError, UsageError
 from ..format.group_coordinator_records import TOPIC
+from .consumer_groups import print_provenance
 from .output import err
 
 if TYPE_CHECKING:
@@ -77,22 +78,18 @@ def _spec(a: Args):
     return ResetSpec(scenario, value)
 
 
-def _notes(groups: "ConsumerGroups") -> None:
-    provenance = groups.provenance("list")
-    sys.stdout.flush()
-    for line in provenance.lines:
-        err(f"pylogctl: {line}")
-
-
 def _finish(changes: "GroupChanges", a: Args, refused: bool) -> int:
-    """Execute the plan (or say it was a dry run); the exit code."""
+    """Print where the groups came from, execute the plan (or say it was a dry run); the exit
+    code: 5 if a change was refused, else 1 if reading met invalid data."""
+    code = print_provenance(a.groups, "list")
+    code = int(ExitCode.REFUSED) if refused else code
     count = changes.record_count
     partitions = ", ".join(f"{TOPIC}-{p}" for p in sorted(changes.writes))
     if not a.execute:
         if count:
             err(f"pylogctl: dry run: nothing written; --execute appends {count} record(s) to "
                 f"{partitions}")
-        return int(ExitCode.REFUSED if refused else ExitCode.OK)
+        return code
     for outcome in changes.execute(a.backup_dir):
         for w in outcome.written:
             broker = "" if w.broker_id is None else f" (broker {w.broker_id})"
@@ -103,7 +100,7 @@ def _finish(changes: "GroupChanges", a: Args, refused: bool) -> int:
                 err(f"pylogctl: {note}")
         for note in outcome.skipped:
             err(f"pylogctl: {note}")
-    return int(ExitCode.REFUSED if refused else ExitCode.OK)
+    return code
 
 
 def reset(a: Args) -> int:
@@ -115,7 +112,6 @@ def reset(a: Args) -> int:
         err("pylogctl: no --execute: nothing will be written (a dry run)")
     changes = GroupChanges(a.groups)
     plan = changes.plan_reset(group_ids, a.topic, a.all_topics, spec)
-    _notes(a.groups)
     for note in plan.notes:
         err(f"pylogctl: WARN {note}")
     refused = bool(plan.refused)
@@ -148,7 +144,6 @@ def delete(a: Args) -> int:
                          "consumer group.")
     changes = GroupChanges(a.groups)
     deletions = changes.plan_delete(group_ids)
-    _notes(a.groups)
     code = _finish(changes, a, any(d.error is not None for d in deletions))
     rows = deletion_rows(deletions)
     if a.output == "text":
@@ -170,7 +165,6 @@ def delete_offsets(a: Args) -> int:
                          "[topic] (one group)")
     changes = GroupChanges(a.groups)
     result = changes.plan_delete_offsets(a.group[0], a.topic)
-    _notes(a.groups)
     code = _finish(changes, a, result.error is not None
                    or any(e is not None for e in result.partitions.values()))
     rows = offset_deletion_rows(result)

@@ -239,7 +239,9 @@ def _check_describe(describe: bool, group: Optional[List[str]], all_groups: bool
     return "members" if members else "state" if state else "offsets"
 
 
-def _notes(groups, view: str) -> int:
+def print_provenance(groups, view: str) -> int:
+    """The notes on where the answers came from, on stderr; exit code 1 if reading met
+    invalid data."""
     provenance = groups.provenance(view)
     sys.stdout.flush()
     for line in provenance.lines:
@@ -249,7 +251,7 @@ def _notes(groups, view: str) -> int:
 
 def _list(groups, rows: list[dict], include_type: bool, include_state: bool,
           output: str) -> int:
-    code = _notes(groups, "list-states" if include_state else "list")
+    code = print_provenance(groups, "list-states" if include_state else "list")
     if output == "text":
         from ..formatters.consumer_groups_text import render_list
 
@@ -262,7 +264,7 @@ def _list(groups, rows: list[dict], include_type: bool, include_state: bool,
 
 
 def _describe(groups, reports: list, view: str, verbose: bool, output: str) -> int:
-    code = _notes(groups, view)
+    code = print_provenance(groups, view)
     if output == "text":
         from ..formatters.consumer_groups_text import render_describe
 

@@ -164,7 +164,8 @@ class ConsumerGroups:
         lines += [str(n) for n in notes] + replica_notes + self.log_dirs.notes
         return Provenance(lines, problem)
 
-    def _load(self, group_ids: Iterable[str] | None) -> dict[str, Group]:
+    def load_groups(self, group_ids: Iterable[str] | None) -> dict[str, Group]:
+        """Load ``group_ids`` (None: every group) and keep how they were read in ``load``."""
         self.load = self.topic.load(None if group_ids is None else set(group_ids))
         return self.load.groups
 
@@ -173,7 +174,7 @@ class ConsumerGroups:
              ) -> list[dict[str, Any]]:
         """``--list``: ``{group, type, state}`` per consumer group, filtered."""
         rows = []
-        for group in sorted(self._load(None).values(), key=lambda g: java_order(g.group_id)):
+        for group in sorted(self.load_groups(None).values(), key=lambda g: java_order(g.group_id)):
             if not group.is_consumer_group:
                 continue
             if (states and group.state not in states) or (types and group.group_type not in types):
@@ -188,7 +189,7 @@ class ConsumerGroups:
         """``--describe`` of ``group_ids`` (None: ``--all-groups``) in one of :data:`VIEWS`."""
         if view not in VIEWS:
             raise ValueError(f"view is one of {VIEWS}, not {view!r}")
-        groups = self._load(group_ids)
+        groups = self.load_groups(group_ids)
         if group_ids is None:
             ids = [g.group_id for g in groups.values() if g.is_consumer_group]
         else:

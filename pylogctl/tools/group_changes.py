@@ -90,8 +90,8 @@ class GroupChanges:
         self.deleted_groups: list[str] = []
 
     # -- group selection ------------------------------------------------------------------
-    def _load(self, group_ids: Sequence[str] | None) -> tuple[dict[str, Group], list[str]]:
-        loaded = self.groups._load(group_ids)
+    def _selected(self, group_ids: Sequence[str] | None) -> tuple[dict[str, Group], list[str]]:
+        loaded = self.groups.load_groups(group_ids)
         if group_ids is None:
             ids = [g.group_id for g in loaded.values() if g.is_consumer_group]
         else:
@@ -131,7 +131,7 @@ class GroupChanges:
     def plan_reset(self, group_ids: Sequence[str] | None, topics: Sequence[str] | None,
                    all_topics: bool, spec: ResetSpec) -> ResetPlan:
         """Kafka's reset plan; for ``--from-file`` without groups, the file's groups."""
-        groups, ids = self._load(group_ids)
+        groups, ids = self._selected(group_ids)
         selected = None if all_topics else self._partitions(topics)
         planner = ResetPlanner(LogOffsets(self.groups.log_dirs, self.groups.end_offsets),
                                spec, self.now_ms)
@@ -153,7 +153,7 @@ class GroupChanges:
     # -- --delete ---------------------------------------------------------------------------
     def plan_delete(self, group_ids: Sequence[str] | None) -> list[GroupDeletion]:
         """``DeleteGroups``: only groups that exist and are Empty (in Kafka's order)."""
-        groups, ids = self._load(group_ids)
+        groups, ids = self._selected(group_ids)
         out = []
         for group_id in group_order(ids):
             group = groups.get(group_id)
@@ -175,7 +175,7 @@ class GroupChanges:
     def plan_delete_offsets(self, group_id: str, topics: Sequence[str]) -> OffsetDeletion:
         """``OffsetDelete``: tombstones for the committed offsets of the partitions given,
         unless the group is subscribed to their topic."""
-        groups, _ = self._load([group_id])
+        groups, _ = self._selected([group_id])
         group = groups.get(group_id)
         result = OffsetDeletion(group_id, list(topics))
         requested: list[TopicPartition] = []
@@ -231,7 +231,7 @@ class GroupChanges:
     def _verify(self) -> None:
         again = ConsumerGroups([d.path for d in self.groups.log_dirs.log_dirs],
                                self.groups.lag_from, self.groups.topic.given_count)
-        groups = again._load(list(self.expected))
+        groups = again.load_groups(list(self.expected))
         for group_id, offsets in self.expected.items():
             group = groups.get(group_id)
             if group_id in self.deleted_groups:

@@ -47,7 +47,7 @@ SCENARIOS = [
 
 
 def nifi_offset(log_dir: Path) -> int | None:
-    group = ConsumerGroups([log_dir])._load(["nifi"]).get("nifi")
+    group = ConsumerGroups([log_dir]).load_groups(["nifi"]).get("nifi")
     if group is None:
         return None
     commit = next((c for tp, c in group.offsets.items() if tp.topic == "aula"), None)

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from groups_support import OffsetsLog, group_value, member
+from groups_support import OffsetsLog, member
 from pylogctl.errors import UsageError
 from pylogctl.format.builder import RecordBatchBuilder
 from pylogctl.groups.end_offsets import EndOffsets
@@ -122,7 +122,7 @@ def cluster(tmp_path) -> Path:
 def plan(log_dir: Path, spec: ResetSpec, group: str = "idle", lag_from: str = "hw",
          partitions=None, now_ms: int = T0 + 200_000):
     groups = ConsumerGroups([log_dir], lag_from)  # type: ignore[arg-type]
-    loaded = groups._load([group])
+    loaded = groups.load_groups([group])
     planner = ResetPlanner(LogOffsets(groups.log_dirs, groups.end_offsets), spec, now_ms)
     wanted = partitions or [TopicPartition("t", 0), TopicPartition("t", 1)]
     return planner.plan_groups(loaded, [group], lambda g, grp: wanted)

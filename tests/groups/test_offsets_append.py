@@ -61,7 +61,7 @@ def test_every_replica_in_step_gets_the_same_bytes(two_brokers):
     for d in two_brokers:
         assert "__consumer_offsets 0 6" in (d / "replication-offset-checkpoint").read_text()
         assert "__consumer_offsets 0 6" in (d / "recovery-point-offset-checkpoint").read_text()
-        groups = ConsumerGroups([d])._load(["g"])
+        groups = ConsumerGroups([d]).load_groups(["g"])
         assert {tp: c.offset for tp, c in groups["g"].offsets.items()} == {
             TopicPartition("t", 0): 42, TopicPartition("t", 1): 7}
 
@@ -128,11 +128,11 @@ def test_a_log_that_moved_on_since_planning_is_refused(two_brokers):
 def test_group_tombstones_delete_a_classic_group_entirely(tmp_path):
     log_dir = _broker(tmp_path, 1)
     groups = ConsumerGroups([log_dir])
-    group = groups._load(["g"])["g"]
+    group = groups.load_groups(["g"])["g"]
     tombstones = group_tombstones(group)
     assert tombstones == [offset_tombstone("g", TopicPartition("t", 0))]  # no registration
     append_group_batches(LogDirs([log_dir]), 0, [tombstones], expected_end=3, now_ms=NOW)
-    assert "g" not in ConsumerGroups([log_dir])._load(["g"])
+    assert "g" not in ConsumerGroups([log_dir]).load_groups(["g"])
 
 
 def test_a_copy_of_a_corpus_offsets_partition_takes_an_append(corpus, tmp_path):
@@ -141,12 +141,12 @@ def test_a_copy_of_a_corpus_offsets_partition_takes_an_append(corpus, tmp_path):
     log_dir = tmp_path / "b"
     shutil.copytree(corpus / "bigdata-docker-2020", log_dir, ignore=shutil.ignore_patterns(".lock"))
     groups = ConsumerGroups([log_dir])
-    loaded = groups._load(["nifi"])
+    loaded = groups.load_groups(["nifi"])
     partition = groups.topic.partition_for("nifi")
     end = next(p.next_offset for p in groups.load.partitions if p.partition == partition)
     outcome = append_group_batches(groups.log_dirs, partition, [[offset_commit_record(
         "nifi", TopicPartition("aula", 0), 2, NOW)]], expected_end=end, now_ms=NOW)
     assert outcome.first_offset == end
-    again = ConsumerGroups([log_dir])._load(["nifi"])["nifi"]
+    again = ConsumerGroups([log_dir]).load_groups(["nifi"])["nifi"]
     assert again.offsets[TopicPartition("aula", 0)].offset == 2
     assert again.state == loaded["nifi"].state
