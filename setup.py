@@ -11,6 +11,7 @@ setup(ext_modules=[Extension("pylogctl.format._speedups", ["pylogctl/format/_spe
                               "pylogctl/format/_crc32c.c"],
                              # #included: listed so a change rebuilds it
                              depends=["pylogctl/format/_recover_scan.c",
+                                      "pylogctl/format/_record_summary.c",
                                       "pylogctl/format/_kafka_wire.h"],
                              optional=True),
                    Extension("pylogctl.storage._cleaner_scan",

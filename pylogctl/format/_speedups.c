@@ -493,6 +493,8 @@ extern const char format_v2_batch_lines_doc[];
 
 /* scan_recovery: included, not a source of its own (setup.py lists the translation units) */
 #include "_recover_scan.c"
+/* summarize_records: likewise */
+#include "_record_summary.c"
 
 static PyMethodDef speedups_methods[] = {
     {"decode_records", (PyCFunction)(void (*)(void))decode_records, METH_FASTCALL,
@@ -505,6 +507,8 @@ static PyMethodDef speedups_methods[] = {
      format_v2_batch_lines_doc},
     {"scan_recovery", (PyCFunction)(void (*)(void))scan_recovery, METH_FASTCALL,
      scan_recovery_doc},
+    {"summarize_records", (PyCFunction)(void (*)(void))summarize_records, METH_FASTCALL,
+     summarize_records_doc},
     {NULL, NULL, 0, NULL},
 };
 

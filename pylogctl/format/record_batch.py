@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import os
 import struct
+from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-from ..errors import CompressionError, CorruptRecordError, PylogctlError
+from ..errors import CorruptRecordError, PylogctlError
 from .compression import Codec, decompress
 from .crc import crc32c
 from .record import NO_TIMESTAMP, Header, Record, TimestampType, increment_sequence
@@ -41,6 +42,18 @@ TRANSACTIONAL_FLAG = 0x10
 CONTROL_FLAG = 0x20
 DELETE_HORIZON_FLAG = 0x40
 _INT32_MAX = 0x7FFFFFFF
+
+
+@dataclass(frozen=True)
+class RecordsSummary:
+    """A batch's records at a glance: the timestamp range, null keys, whether the offset
+    deltas run 0, 1, 2, ... and the OR of the records' attribute bytes."""
+
+    min_timestamp: int
+    max_timestamp: int
+    keyless: int
+    sequential: bool
+    inner_attributes: int
 
 
 class RecordBatch:
@@ -146,6 +159,35 @@ class RecordBatch:
 
     def records(self) -> list[Record]:
         """Decode every record (decompressing if needed), with absolute offsets and timestamps."""
+        data, at = self._record_area()
+        try:
+            lat = self.max_timestamp if self.attributes & TIMESTAMP_TYPE_FLAG else None
+            return decode_records(data, self.records_count, self.base_offset,
+                                  self.base_timestamp, self.base_sequence, lat)
+        except PylogctlError as exc:
+            if at is None or exc.position is None:
+                exc.position = self.position
+            else:
+                exc.position += at
+            raise
+
+    def summary(self) -> RecordsSummary | None:
+        """What a leader's validation needs of the records, read without building them
+        (``_speedups.summarize_records``); None when only decoding them all can tell (the
+        area is not one that decodes cleanly, or the extension is not built)."""
+        if _c_summarize is None:
+            return None
+        data, _ = self._record_area()
+        found = _c_summarize(data, self.records_count)
+        if found is None:
+            return None
+        min_delta, max_delta, keyless, sequential, attributes = found
+        return RecordsSummary(self.base_timestamp + min_delta, self.base_timestamp + max_delta,
+                              keyless, sequential, attributes)
+
+    def _record_area(self) -> tuple[bytes, int | None]:
+        """The (decompressed) record area, and its position in the buffer when it is the
+        stored bytes themselves."""
         start = self.position + RECORD_BATCH_OVERHEAD
         end = self.position + LOG_OVERHEAD + self.length
         if end < start:
@@ -153,21 +195,12 @@ class RecordBatch:
                 f"Record batch is corrupt (the size {self.size_in_bytes} is smaller than the "
                 f"minimum allowed overhead {RECORD_BATCH_OVERHEAD})", position=self.position)
         codec = self.attributes & CODEC_MASK
-        at: int | None = None
+        if not codec:
+            return bytes(self._buf[start:end]), start
         try:
-            if codec:
-                data = decompress(codec, self._buf[start:end], 2)
-            else:
-                data = bytes(self._buf[start:end])
-                at = start
-            lat = self.max_timestamp if self.attributes & TIMESTAMP_TYPE_FLAG else None
-            return decode_records(data, self.records_count, self.base_offset,
-                                  self.base_timestamp, self.base_sequence, lat)
+            return decompress(codec, self._buf[start:end], 2), None
         except PylogctlError as exc:
-            if isinstance(exc, CompressionError) or at is None or exc.position is None:
-                exc.position = self.position
-            else:
-                exc.position += at
+            exc.position = self.position
             raise
 
     def __iter__(self):
@@ -363,10 +396,11 @@ def decode_records_py(data: bytes, count: int, base_offset: int, base_timestamp:
 # decoder, e.g. to compare the two or to rule the extension out when chasing a bug.
 try:
     from ._speedups import decode_records as _c_decode
+    from ._speedups import summarize_records as _c_summarize
 except ImportError:  # not built (no compiler at install time): pure Python it is
-    _c_decode = None
+    _c_decode = _c_summarize = None
 if os.environ.get("PYLOGCTL_NO_SPEEDUPS", "") not in ("", "0"):
-    _c_decode = None
+    _c_decode = _c_summarize = None
 
 
 if _c_decode is not None:

@@ -206,10 +206,16 @@ def validate_and_assign_offsets(records: bytes | bytearray | memoryview, first_o
     source = Codec.from_id(batch.attributes & CODEC_MASK)
     target = target_codec(config, source)
     log_append_time = config.message_timestamp_type == "LogAppendTime"
+    in_place = source == target or (source is Codec.NONE and batch.is_control)
+    clean = _clean_summary(batch, source, config, now)
+    if clean is not None:  # no record can fail: the records need not be built
+        max_timestamp, sequential = clean
+        if in_place and (source is Codec.NONE or sequential):
+            return _assign_in_place(records, batch, first_offset, leader_epoch,
+                                    log_append_time, now, max_timestamp)
     decoded = batch.records()
     errors = []
     max_timestamp = NO_TIMESTAMP
-    in_place = source == target or (source is Codec.NONE and batch.is_control)
     for index, record in enumerate(decoded):
         if source is not Codec.NONE and record.attributes & CODEC_MASK:
             errors.append((RecordError(index, f"Compressed outer record should not have an inner "
@@ -238,6 +244,40 @@ def validate_and_assign_offsets(records: bytes | bytearray | memoryview, first_o
                 f"{config.max_message_bytes}.")
         return ValidationResult(rebuilt, built, now if log_append_time else NO_TIMESTAMP,
                                 built.max_timestamp, last_offset, True)
+    return _assign_in_place(records, batch, first_offset, leader_epoch, log_append_time, now,
+                            max_timestamp)
+
+
+def _clean_summary(batch: RecordBatch, source: Codec, config: LogConfig,
+                   now: int) -> tuple[int, bool] | None:
+    """``(max_timestamp, offsets sequential)`` when the batch's summary shows that no record
+    breaks a rule below; None when the records must be looked at one by one (to name the
+    failing ones, or because there is no summary)."""
+    summary = batch.summary()
+    if summary is None or batch.timestamp_type == TimestampType.LOG_APPEND_TIME:
+        return None
+    if (source is not Codec.NONE and summary.inner_attributes & CODEC_MASK) or \
+            (config.compact and summary.keyless):
+        return None
+    if config.message_timestamp_type == "CreateTime" and batch.records_count:
+        if summary.min_timestamp <= NO_TIMESTAMP <= summary.max_timestamp:
+            return None  # records without a timestamp skip the bounds: check each
+        if now - summary.min_timestamp > config.message_timestamp_before_max_ms or \
+                summary.max_timestamp - now > config.message_timestamp_after_max_ms:
+            return None
+    max_timestamp = max(NO_TIMESTAMP, summary.max_timestamp) if batch.records_count \
+        else NO_TIMESTAMP
+    return max_timestamp, summary.sequential
+
+
+def _assign_in_place(records: bytes | bytearray | memoryview, batch: RecordBatch,
+                     first_offset: int, leader_epoch: int, log_append_time: bool, now: int,
+                     max_timestamp: int) -> ValidationResult:
+    """Kafka's in-place offset assignment: patch the base offset and leader epoch (outside
+    the CRC), and the max timestamp only when it changes."""
+    last_offset = first_offset + batch.records_count - 1
+    if log_append_time:
+        max_timestamp = now
     out = bytearray(records[batch.position:batch.position + batch.size_in_bytes])
     _BASE_OFFSET.pack_into(out, 0, last_offset - batch.last_offset_delta)
     _LEADER_EPOCH.pack_into(out, _LEADER_EPOCH_OFFSET, leader_epoch)
