@@ -60,7 +60,7 @@ function __pylogctl_path --description 'The pylogctl subcommand typed so far'
                 set skip 1
             case 'pylogctl broker|start'
                 set path 'pylogctl broker start'
-            case 'pylogctl broker start|--log-dir' 'pylogctl broker start|--host' 'pylogctl broker start|--port' 'pylogctl broker start|--advertised-address' 'pylogctl broker start|--node-id' 'pylogctl broker start|--num-partitions' 'pylogctl broker start|--offsets-topic-partitions' 'pylogctl broker start|--group-initial-rebalance-delay-ms' 'pylogctl broker start|--log-level'
+            case 'pylogctl broker start|--log-dir' 'pylogctl broker start|--host' 'pylogctl broker start|--port' 'pylogctl broker start|--advertised-address' 'pylogctl broker start|--node-id' 'pylogctl broker start|--num-partitions' 'pylogctl broker start|--offsets-topic-partitions' 'pylogctl broker start|--group-initial-rebalance-delay-ms' 'pylogctl broker start|--log-retention-check-interval-ms' 'pylogctl broker start|--log-segment-bytes' 'pylogctl broker start|--log-retention-ms' 'pylogctl broker start|--log-retention-bytes' 'pylogctl broker start|--transaction-state-partitions' 'pylogctl broker start|--transaction-max-timeout-ms' 'pylogctl broker start|--transaction-abort-interval-ms' 'pylogctl broker start|--log-level'
                 set skip 1
         end
     end
@@ -218,5 +218,12 @@ complete -c pylogctl -n '__pylogctl_at pylogctl broker start' -l num-partitions 
 complete -c pylogctl -n '__pylogctl_at pylogctl broker start' -l auto-create -l no-auto-create -f -d 'Create unknown topics on Metadata requests (auto.create.topics.enable).'
 complete -c pylogctl -n '__pylogctl_at pylogctl broker start' -l offsets-topic-partitions -r -f -d 'Partitions of __consumer_offsets when it is created (offsets.topic.num.partitions). [default: 50]'
 complete -c pylogctl -n '__pylogctl_at pylogctl broker start' -l group-initial-rebalance-delay-ms -r -f -d 'group.initial.rebalance.delay.ms. [default: 3000]'
+complete -c pylogctl -n '__pylogctl_at pylogctl broker start' -l log-retention-check-interval-ms -r -f -d 'How often retention deletes old segments (log.retention.check.interval.ms). [default: 300000]'
+complete -c pylogctl -n '__pylogctl_at pylogctl broker start' -l log-segment-bytes -r -f -d 'Default segment.bytes of topics (log.segment.bytes; default 1 GiB).'
+complete -c pylogctl -n '__pylogctl_at pylogctl broker start' -l log-retention-ms -r -f -d 'Default retention.ms of topics (log.retention.ms; default 7 days, -1: keep forever).'
+complete -c pylogctl -n '__pylogctl_at pylogctl broker start' -l log-retention-bytes -r -f -d 'Default retention.bytes of topics (log.retention.bytes; default -1: no limit).'
+complete -c pylogctl -n '__pylogctl_at pylogctl broker start' -l transaction-state-partitions -r -f -d 'Partitions of __transaction_state when it is created (transaction.state.log.num.partitions). [default: 50]'
+complete -c pylogctl -n '__pylogctl_at pylogctl broker start' -l transaction-max-timeout-ms -r -f -d 'Longest transaction timeout a producer may ask for (transaction.max.timeout.ms). [default: 900000]'
+complete -c pylogctl -n '__pylogctl_at pylogctl broker start' -l transaction-abort-interval-ms -r -f -d 'How often timed-out transactions are aborted (transaction.abort.timed.out.transaction.cleanup.interval.ms). [default: 10000]'
 complete -c pylogctl -n '__pylogctl_at pylogctl broker start' -l log-level -r -f -d 'Logging level (stderr). [default: INFO]'
 complete -c pylogctl -n '__pylogctl_at pylogctl broker start' -s h -l help -f -d 'Show this message and exit.'

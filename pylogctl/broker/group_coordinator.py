@@ -226,8 +226,11 @@ class GroupCoordinator:
             self.replicas.append(self.offsets_partition(group_id), builder.build(),
                                  AppendOrigin.COORDINATOR)
         except Exception as exc:  # noqa: BLE001 - every storage failure becomes an error code
-            logger.exception("Storing records of group %s failed", group_id)
             code = error_for(exc)
+            if code == Errors.UNKNOWN_SERVER_ERROR:
+                logger.exception("Storing records of group %s failed", group_id)
+            else:  # a client's error (e.g. a stale producer epoch): no traceback
+                logger.info("Storing records of group %s failed: %s", group_id, exc)
             if code in (Errors.MESSAGE_TOO_LARGE, Errors.RECORD_LIST_TOO_LARGE):
                 return Errors.INVALID_COMMIT_OFFSET_SIZE
             if code == Errors.KAFKA_STORAGE_ERROR:

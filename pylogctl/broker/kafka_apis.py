@@ -27,6 +27,9 @@ Rules followed, by API (``broker.md`` (b), ``kafka-tools-reference.md`` §5.3):
   (:mod:`.transaction_coordinator`); TxnOffsetCommit and OffsetFetch's ``require_stable``: the
   group coordinator. PRODUCER_FENCED goes to clients too old to know it as
   INVALID_PRODUCER_EPOCH, as Kafka's ``KafkaApis`` does.
+- Configs (CreateTopics' configs, DescribeConfigs, AlterConfigs, IncrementalAlterConfigs):
+  :mod:`.config_handler`, kept in ``__cluster_metadata-0`` (:mod:`.metadata_log`), a topic
+  that is never created, auto-created or served here.
 """
 
 from __future__ import annotations
@@ -41,13 +44,17 @@ from typing import Any, Awaitable, Callable
 from ..format.record_batch import CODEC_MASK
 from ..storage.log import FetchIsolation, OffsetOutOfRangeError
 from ..storage.log_config import LogConfig
+from ..storage.log_manager import METADATA_TOPIC
 from ..storage.log_validator import RecordValidationError
+from .config_handler import ConfigHandler
+from .coordinator_apis import CoordinatorApis
 from .error_codes import Errors, error_for
 from .group_coordinator import GroupCoordinator
 from .producer_id_manager import ProducerIdManager
-from .transaction_coordinator import TransactionCoordinator
 from .protocol import FileRegion, Request, millis
 from .replica_manager import INTERNAL_TOPICS, ReplicaManager, topic_name_problem
+from .topic_config_def import ConfigError
+from .transaction_coordinator import TransactionCoordinator
 
 logger = logging.getLogger(__name__)
 
@@ -76,8 +83,12 @@ SUPPORTED: dict[int, tuple[str, int, int]] = {
     25: ("AddOffsetsToTxn", 0, 4),
     26: ("EndTxn", 0, 4),
     28: ("TxnOffsetCommit", 0, 4),
+    32: ("DescribeConfigs", 1, 4),
+    33: ("AlterConfigs", 0, 2),
+    44: ("IncrementalAlterConfigs", 0, 1),
 }
 
+MAX_PARTITIONS_PER_REQUEST = 10_000  # ReplicationControlManager.MAX_PARTITIONS_PER_BATCH
 EARLIEST_TIMESTAMP = -2
 LATEST_TIMESTAMP = -1
 MAX_TIMESTAMP = -3
@@ -118,19 +129,20 @@ def _now() -> int:
     return time.time_ns() // 1_000_000
 
 
-class KafkaApis:
+class KafkaApis(CoordinatorApis):
     """Dispatch by API key; each handler returns response data, or None for no response."""
 
     def __init__(self, info: BrokerInfo, replicas: ReplicaManager,
                  groups: GroupCoordinator, producer_ids: ProducerIdManager,
                  topic_config: Callable[[str], LogConfig],
-                 transactions: TransactionCoordinator) -> None:
+                 transactions: TransactionCoordinator, config_handler: ConfigHandler) -> None:
         self.info = info
         self.transactions = transactions
         self.replicas = replicas
         self.groups = groups
         self.producer_ids = producer_ids
         self.topic_config = topic_config
+        self.configs = config_handler  # the config APIs (.config_handler)
         self._handlers: dict[int, Callable[[Request, Connection], Awaitable[Any]]] = {
             0: self.produce, 1: self.fetch, 2: self.list_offsets, 3: self.metadata,
             8: self.offset_commit, 9: self.offset_fetch, 10: self.find_coordinator,
@@ -140,6 +152,8 @@ class KafkaApis:
             21: self.delete_records, 22: self.init_producer_id,
             23: self.offset_for_leader_epoch, 24: self.add_partitions_to_txn,
             25: self.add_offsets_to_txn, 26: self.end_txn, 28: self.txn_offset_commit,
+            32: config_handler.describe_configs, 33: config_handler.alter_configs,
+            44: config_handler.incremental_alter_configs,
         }
 
     def supports(self, api_key: int, version: int) -> bool:
@@ -176,7 +190,7 @@ class KafkaApis:
                     topics.append(_topic_error(name, Errors.INVALID_TOPIC_EXCEPTION))
                     continue
                 if not (allow_create and self.info.auto_create_topics) or \
-                        name in INTERNAL_TOPICS:
+                        name in INTERNAL_TOPICS or name == METADATA_TOPIC:
                     topics.append(_topic_error(name, Errors.UNKNOWN_TOPIC_OR_PARTITION))
                     continue
                 topic = self.replicas.create_topic(name, self.info.num_partitions,
@@ -208,6 +222,17 @@ class KafkaApis:
         seen: dict[str, int] = {}
         for t in body.topics:
             seen[t.name] = seen.get(t.name, 0) + 1
+        # Kafka's ReplicationControlManager: a request may not create more than 10,000
+        # partitions in all (else one request could keep the broker busy creating dirs)
+        total = sum(len(t.assignments) if t.assignments else
+                    self.info.num_partitions if t.num_partitions == -1 else
+                    max(t.num_partitions, 0) for t in body.topics)
+        if total > MAX_PARTITIONS_PER_REQUEST:
+            return {"throttle_time": 0, "topics": [
+                {"name": t.name, "error_code": Errors.POLICY_VIOLATION,
+                 "error_message": "Excessively large number of partitions per request.",
+                 "topic_config_error_code": 0, "num_partitions": -1,
+                 "replication_factor": -1, "configs": []} for t in body.topics]}
         results = []
         for t in body.topics:
             results.append(self._create_topic(t, seen[t.name] > 1, body.validate_only))
@@ -220,6 +245,9 @@ class KafkaApis:
                     "replication_factor": -1, "configs": []}
         if duplicate:
             return error(Errors.INVALID_REQUEST, "Duplicate topic name.")
+        if t.name == METADATA_TOPIC:  # its dir is the KRaft log (.metadata_log)
+            return error(Errors.INVALID_REQUEST,
+                         f"Creation of internal topic {METADATA_TOPIC} is prohibited.")
         problem = topic_name_problem(t.name)
         if problem is not None:
             return error(Errors.INVALID_TOPIC_EXCEPTION, problem)
@@ -242,20 +270,17 @@ class KafkaApis:
                              f"target replication factor of {replication} cannot be reached "
                              f"because only 1 broker(s) are registered.")
         try:
-            config = self.topic_config(t.name)
-            overrides = {c.name: c.value for c in t.configs if c.value is not None}
-            if overrides:
-                props = {**{k: v for k, v in config.to_properties().items()}, **overrides}
-                config = LogConfig.from_properties(props)
-        except Exception as exc:  # noqa: BLE001 - a bad config is the client's error
-            return error(Errors.INVALID_REQUEST, str(exc))
+            overrides, config = self.configs.new_topic_config(t.configs)
+        except ConfigError as exc:
+            return error(Errors.INVALID_CONFIG, exc.message)
         if not validate_only:
-            self.replicas.create_topic(t.name, count, config)
+            created = self.replicas.create_topic(t.name, count, config)
+            self.configs.configs.topic_created(created, overrides)
         topic = self.replicas.topics.get(t.name)
         return {"name": t.name, "topic_id": topic.topic_id if topic else None,
                 "error_code": Errors.NONE, "error_message": None,
                 "topic_config_error_code": 0, "num_partitions": count,
-                "replication_factor": 1, "configs": []}
+                "replication_factor": 1, "configs": self.configs.created_configs(overrides)}
 
     # -- DeleteTopics and DeleteRecords ---------------------------------------------------------
     async def delete_topics(self, request: Request, connection: Connection) -> dict[str, Any]:
@@ -279,6 +304,7 @@ class KafkaApis:
             else:
                 entry["topic_id"] = self.replicas.topics[name].topic_id
                 self.replicas.delete_topic(name)
+                self.configs.configs.topic_deleted(name, entry["topic_id"])
                 logger.info("Deleted topic %s", name)
             responses.append(entry)
         return {"throttle_time": 0, "responses": responses}
@@ -492,195 +518,6 @@ class KafkaApis:
                 partitions.append(entry)
             topics.append({"topic": t.topic, "partitions": partitions})
         return {"throttle_time": 0, "topics": topics}
-
-    # -- group coordination ---------------------------------------------------------------------
-    async def find_coordinator(self, request: Request, connection: Connection) -> dict[str, Any]:
-        body = request.body
-        keys = list(body.coordinator_keys) if request.api_version >= 4 else [body.key]
-        key_type = getattr(body, "key_type", 0)
-        found = []
-        for key in keys:
-            entry = {"key": key, "node_id": self.info.node_id, "host": self.info.host,
-                     "port": self.info.port, "error_code": Errors.NONE, "error_message": None}
-            if key_type == 0:
-                self.groups.ensure_offsets_topic()
-            elif key_type == 1:
-                self.transactions.ensure_topic()
-            else:
-                entry.update(node_id=-1, host="", port=-1,
-                             error_code=Errors.INVALID_REQUEST,
-                             error_message=f"Unknown coordinator type {key_type}")
-            found.append(entry)
-        if request.api_version >= 4:
-            return {"throttle_time": 0, "coordinators": found}
-        return {"throttle_time": 0, **found[0]}
-
-    async def join_group(self, request: Request, connection: Connection) -> dict[str, Any]:
-        body = request.body
-        session = millis(body.session_timeout)
-        rebalance = millis(getattr(body, "rebalance_timeout", None)) if \
-            request.api_version >= 1 else session
-        instance = getattr(body, "group_instance_id", None)
-        result = await self.groups.join_group(
-            body.group_id, body.member_id, instance,
-            request.api_version >= 4 and instance is None, request.header.client_id or "",
-            connection.client_host, rebalance, session, body.protocol_type,
-            [(p.name, bytes(p.metadata)) for p in body.protocols])
-        return {"throttle_time": 0, **result}
-
-    async def sync_group(self, request: Request, connection: Connection) -> dict[str, Any]:
-        body = request.body
-        result = await self.groups.sync_group(
-            body.group_id, body.generation_id, body.member_id,
-            getattr(body, "protocol_type", None), getattr(body, "protocol_name", None),
-            {a.member_id: bytes(a.assignment) for a in body.assignments})
-        return {"throttle_time": 0, **result}
-
-    async def heartbeat(self, request: Request, connection: Connection) -> dict[str, Any]:
-        body = request.body
-        return {"throttle_time": 0, "error_code": self.groups.heartbeat(
-            body.group_id, body.generation_id, body.member_id)}
-
-    async def leave_group(self, request: Request, connection: Connection) -> dict[str, Any]:
-        body = request.body
-        if request.api_version >= 3:
-            members = [(m.member_id, m.group_instance_id) for m in body.members]
-        else:
-            members = [(body.member_id, None)]
-        error, results = self.groups.leave_group(body.group_id, members)
-        if request.api_version < 3:
-            return {"throttle_time": 0, "error_code": results[0][2]}
-        return {"throttle_time": 0, "error_code": error,
-                "members": [{"member_id": m, "group_instance_id": i, "error_code": e}
-                            for m, i, e in results]}
-
-    async def offset_commit(self, request: Request, connection: Connection) -> dict[str, Any]:
-        body = request.body
-        offsets = _requested_commits(body)
-        results = self.groups.commit_offsets(body.group_id, body.generation_id_or_member_epoch,
-                                             body.member_id, offsets)
-        return {"throttle_time": 0, "topics": _commit_results(results)}
-
-    async def offset_fetch(self, request: Request, connection: Connection) -> dict[str, Any]:
-        body = request.body
-        wanted = None if body.topics is None else \
-            [(t.name, i) for t in body.topics for i in t.partition_indexes]
-        found = self.groups.fetch_offsets(body.group_id, wanted)
-        stable = getattr(body, "require_stable", False)
-        topics: dict[str, list[dict[str, Any]]] = {}
-        for (topic, index), committed in found.items():
-            if stable and self.groups.has_pending_offsets(body.group_id, (topic, index)):
-                topics.setdefault(topic, []).append({
-                    "partition_index": index, "committed_offset": -1,
-                    "committed_leader_epoch": -1, "metadata": "",
-                    "error_code": Errors.UNSTABLE_OFFSET_COMMIT})
-                continue
-            topics.setdefault(topic, []).append({
-                "partition_index": index,
-                "committed_offset": -1 if committed is None else committed.offset,
-                "committed_leader_epoch": -1 if committed is None else committed.leader_epoch,
-                "metadata": "" if committed is None else committed.metadata,
-                "error_code": Errors.NONE})
-        return {"throttle_time": 0, "error_code": Errors.NONE,
-                "topics": [{"name": n, "partitions": ps} for n, ps in topics.items()]}
-
-    async def describe_groups(self, request: Request, connection: Connection) -> dict[str, Any]:
-        return {"throttle_time": 0,
-                "groups": [{**self.groups.describe(g), "authorized_operations": -2147483648}
-                           for g in request.body.groups]}
-
-    async def list_groups(self, request: Request, connection: Connection) -> dict[str, Any]:
-        states = set(getattr(request.body, "states_filter", ()) or ())
-        groups = [{"group_id": g.group_id, "protocol_type": g.protocol_type or "",
-                   "group_state": g.state}
-                  for g in self.groups.list_groups() if not states or g.state in states]
-        return {"throttle_time": 0, "error_code": Errors.NONE, "groups": groups}
-
-    # -- producers ------------------------------------------------------------------------------
-    async def init_producer_id(self, request: Request, connection: Connection) -> dict[str, Any]:
-        body = request.body
-        if body.transactional_id is not None:
-            code, producer_id, epoch = self.transactions.init_producer_id(
-                body.transactional_id, millis(body.transaction_timeout),
-                getattr(body, "producer_id", -1), getattr(body, "producer_epoch", -1))
-            if code == Errors.PRODUCER_FENCED and request.api_version < 4:
-                code = Errors.INVALID_PRODUCER_EPOCH  # older clients do not know the code
-            return {"throttle_time": 0, "error_code": code, "producer_id": producer_id,
-                    "producer_epoch": epoch}
-        producer_id, epoch = self.producer_ids.next_id(), 0
-        return {"throttle_time": 0, "error_code": Errors.NONE, "producer_id": producer_id,
-                "producer_epoch": epoch}
-
-    # -- transactions ---------------------------------------------------------------------------
-    async def add_partitions_to_txn(self, request: Request,
-                                    connection: Connection) -> dict[str, Any]:
-        """v0-v3 (one transaction per request). As Kafka's ``KafkaApis``: when a partition
-        does not exist, it gets UNKNOWN_TOPIC_OR_PARTITION and the others
-        OPERATION_NOT_ATTEMPTED, and nothing is added."""
-        body = request.body
-        wanted = [(t.name, p) for t in body.v3_and_below_topics for p in t.partitions]
-        missing = {tp for tp in wanted if self.replicas.partition(*tp) is None}
-        if missing:
-            codes = {tp: (Errors.UNKNOWN_TOPIC_OR_PARTITION if tp in missing
-                          else Errors.OPERATION_NOT_ATTEMPTED) for tp in wanted}
-        else:
-            code = self.transactions.add_partitions(
-                body.v3_and_below_transactional_id, body.v3_and_below_producer_id,
-                body.v3_and_below_producer_epoch, frozenset(wanted))
-            codes = {tp: _fenced_for(code, request.api_version) for tp in wanted}
-        topics: dict[str, list[dict[str, Any]]] = {}
-        for (topic, index), code in codes.items():
-            topics.setdefault(topic, []).append({"partition_index": index,
-                                                 "partition_error_code": code})
-        return {"throttle_time": 0, "results_by_topic_v3_and_below": [
-            {"name": n, "results_by_partition": ps} for n, ps in topics.items()]}
-
-    async def add_offsets_to_txn(self, request: Request,
-                                 connection: Connection) -> dict[str, Any]:
-        body = request.body
-        code = self.transactions.add_offsets(body.transactional_id, body.producer_id,
-                                             body.producer_epoch, body.group_id)
-        return {"throttle_time": 0, "error_code": _fenced_for(code, request.api_version)}
-
-    async def end_txn(self, request: Request, connection: Connection) -> dict[str, Any]:
-        body = request.body
-        code = self.transactions.end_transaction(body.transactional_id, body.producer_id,
-                                                 body.producer_epoch, body.committed)
-        return {"throttle_time": 0, "error_code": _fenced_for(code, request.api_version)}
-
-    async def txn_offset_commit(self, request: Request,
-                                connection: Connection) -> dict[str, Any]:
-        body = request.body
-        offsets = _requested_commits(body)
-        results = self.groups.commit_transactional_offsets(
-            body.group_id, body.producer_id, body.producer_epoch,
-            getattr(body, "generation_id", -1), getattr(body, "member_id", ""),
-            getattr(body, "group_instance_id", None), offsets)
-        return {"throttle_time": 0, "topics": _commit_results(results)}
-
-
-def _requested_commits(body: Any) -> dict[tuple[str, int], tuple[int, int, str | None]]:
-    """(topic, partition) -> (offset, leader epoch, metadata) of an OffsetCommit or
-    TxnOffsetCommit request (no leader epoch before their v6 and v2: -1)."""
-    return {(t.name, p.partition_index): (p.committed_offset,
-                                          getattr(p, "committed_leader_epoch", -1),
-                                          p.committed_metadata)
-            for t in body.topics for p in t.partitions}
-
-
-def _commit_results(results: dict[tuple[str, int], Errors]) -> list[dict[str, Any]]:
-    """The per-topic partition error codes of an (Txn)OffsetCommit response."""
-    topics: dict[str, list[dict[str, Any]]] = {}
-    for (topic, index), code in results.items():
-        topics.setdefault(topic, []).append({"partition_index": index, "error_code": code})
-    return [{"name": n, "partitions": ps} for n, ps in topics.items()]
-
-
-def _fenced_for(code: Errors, version: int) -> Errors:
-    """PRODUCER_FENCED is INVALID_PRODUCER_EPOCH for v0-v1 of the transaction APIs (their
-    clients predate the code, KIP-588)."""
-    return Errors.INVALID_PRODUCER_EPOCH if code == Errors.PRODUCER_FENCED and version < 2 \
-        else code
 
 
 def _topic_error(name: str, code: Errors) -> dict[str, Any]:

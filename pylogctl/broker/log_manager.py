@@ -13,12 +13,23 @@ the marker again. Checkpoint files hold every partition of the dir (Kafka rewrit
 whole); the log-start-offset checkpoint only lists logs whose start is above their first
 segment, as Kafka's does.
 
+Old data goes as in Kafka: :meth:`LogManager.cleanup_logs` is the retention task
+(``cleanupLogs``, every ``log.retention.check.interval.ms``) over every log whose
+``cleanup.policy`` lacks ``compact``, through the engine the offline ``pylogctl retention``
+runs (:func:`pylogctl.storage.retention.delete_old_segments`) on the live logs; compacted logs
+are the log cleaner's (:mod:`.log_cleaner`), whose progress this class keeps in
+``cleaner-offset-checkpoint``. A segment deleted while running (by retention, the cleaner's
+swap, a roll) is renamed ``.deleted`` at once and its files removed ``file.delete.delay.ms``
+later (Kafka's ``asyncDelete``), on the event loop; shutdown removes those still waiting, so a
+stopped broker leaves nothing for ``pylogctl recover`` to do.
+
 A partition dir holds ``partition.metadata`` (the topic id, as KRaft brokers write it) from
 the moment it is created, before any data, as Kafka's ``maybeFlushMetadataFile`` ensures.
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import logging
 import os
@@ -35,9 +46,11 @@ from ..storage.lock import LogDirLock
 from ..storage.log import Log
 from ..storage.log_config import LogConfig
 from ..storage.log_dir import CLEAN_SHUTDOWN_FILE, META_PROPERTIES, PARTITION_METADATA
-from ..storage.log_manager import (HIGH_WATERMARK_CHECKPOINT, LOG_START_OFFSET_CHECKPOINT,
-                                   RECOVERY_POINT_CHECKPOINT, LogDir)
+from ..storage.log_manager import (CLEANER_OFFSET_CHECKPOINT, HIGH_WATERMARK_CHECKPOINT,
+                                   LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT, LogDir)
 from ..storage.metadata_files import read_partition_metadata, read_properties
+from ..storage.retention import RetentionResult, delete_old_segments
+from ..storage.segment import LogSegment
 
 logger = logging.getLogger(__name__)
 
@@ -79,6 +92,8 @@ class LogManager:
         self.cluster_id = ""
         self.logs: dict[tuple[str, int], LoadedLog] = {}
         self.had_clean_shutdown = False
+        self.cleaner_checkpoints: dict[tuple[str, int], int] = {}
+        self._doomed: dict[LogSegment, asyncio.TimerHandle] = {}  # .deleted, files not yet gone
 
     # -- start and stop -------------------------------------------------------------------------
     def startup(self) -> None:
@@ -99,8 +114,11 @@ class LogManager:
                                recovery_point_checkpoint=inputs.recovery_point_checkpoint,
                                high_watermark_checkpoint=inputs.high_watermark_checkpoint,
                                had_clean_shutdown=inputs.had_clean_shutdown, lock=self.lock)
-                self.logs[entry.key] = LoadedLog(entry.topic, entry.partition,
-                                                 self._topic_id(entry.path), log)
+                self._add(LoadedLog(entry.topic, entry.partition, self._topic_id(entry.path),
+                                    log))
+            cleaned = log_dir.checkpoints[CLEANER_OFFSET_CHECKPOINT].entries or ()
+            self.cleaner_checkpoints = {(e.topic, e.partition): e.offset for e in cleaned
+                                        if (e.topic, e.partition) in self.logs}
             self.checkpoint()
             if delete_if_exists(os.path.join(self.path, CLEAN_SHUTDOWN_FILE)):
                 fsync_dir(self.path)
@@ -117,6 +135,7 @@ class LogManager:
         if not self.lock.locked:
             return
         try:
+            self.delete_doomed_files()
             for loaded in self.logs.values():
                 loaded.log.flush()
             self.checkpoint()
@@ -170,7 +189,12 @@ class LogManager:
         _write_partition_metadata(directory, topic_id)
         fsync_dir(self.path)
         log = Log.load(directory, config or self.config_for(topic), lock=self.lock)
-        self.logs[key] = loaded = LoadedLog(topic, partition, topic_id, log)
+        return self._add(LoadedLog(topic, partition, topic_id, log))
+
+    def _add(self, loaded: LoadedLog) -> LoadedLog:
+        log = loaded.log
+        log.delete_segment_files = lambda segment: self._delete_later(log, segment)
+        self.logs[(loaded.topic, loaded.partition)] = loaded
         return loaded
 
     def delete_topic(self, topic: str) -> None:
@@ -184,6 +208,9 @@ class LogManager:
             fsync_dir(self.path)
             shutil.rmtree(doomed, ignore_errors=True)
         self.checkpoint()
+        if any(key[0] == topic for key in self.cleaner_checkpoints):
+            self.update_cleaner_checkpoint({k: None for k in self.cleaner_checkpoints
+                                            if k[0] == topic})
 
     # -- checkpoints ----------------------------------------------------------------------------
     def checkpoint(self) -> None:
@@ -199,6 +226,66 @@ class LogManager:
                             (LOG_START_OFFSET_CHECKPOINT, start)):
             write_file_atomically(os.path.join(self.path, name),
                                   format_checkpoint(lines).encode())
+
+    def update_cleaner_checkpoint(self, updates: dict[tuple[str, int], int | None]) -> None:
+        """Set (None: remove) entries of ``cleaner-offset-checkpoint`` and rewrite it whole,
+        listing only live logs (Kafka's ``LogCleanerManager.updateCheckpoints``)."""
+        for key, offset in updates.items():
+            if offset is None:
+                self.cleaner_checkpoints.pop(key, None)
+            else:
+                self.cleaner_checkpoints[key] = offset
+        lines = [f"{t} {p} {o}" for (t, p), o in sorted(self.cleaner_checkpoints.items())
+                 if (t, p) in self.logs]
+        write_file_atomically(os.path.join(self.path, CLEANER_OFFSET_CHECKPOINT),
+                              format_checkpoint(lines).encode())
+
+    # -- retention ------------------------------------------------------------------------------
+    def cleanup_logs(self, now_ms: int) -> int:
+        """The retention task (Kafka's ``cleanupLogs``): :meth:`delete_old_segments` on every
+        log whose ``cleanup.policy`` lacks ``compact`` (the cleaner runs it on the others,
+        between cleanings; with the cleaner disabled nothing deletes from them, as in Kafka).
+        Returns the number of segments deleted."""
+        total = 0
+        for loaded in list(self.logs.values()):
+            if not loaded.log.config.compact:
+                total += len(self.delete_old_segments(loaded, now_ms).deleted)
+        return total
+
+    def delete_old_segments(self, loaded: LoadedLog, now_ms: int) -> RetentionResult:
+        """``UnifiedLog.deleteOldSegments`` on a live log, by the offline command's engine;
+        the offset checkpoints (the new log start offset) are written before a file goes."""
+        result = delete_old_segments(loaded.log, now_ms, self.checkpoint)
+        if result.deleted:
+            logger.info("Deleted %d segments of %s-%d (%s); log start offset %d",
+                        len(result.deleted), loaded.topic, loaded.partition,
+                        ", ".join(sorted({d.rule for d in result.deleted})),
+                        result.log_start_offset)
+        return result
+
+    def _delete_later(self, log: Log, segment: LogSegment) -> None:
+        """Remove a ``.deleted`` segment's files ``file.delete.delay.ms`` from now (at once
+        outside an event loop), so that a reader holding it finishes first."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            segment.delete_if_exists()
+            return
+        self._doomed[segment] = loop.call_later(log.config.file_delete_delay_ms / 1000,
+                                                self._delete_now, segment)
+
+    def _delete_now(self, segment: LogSegment) -> None:
+        self._doomed.pop(segment, None)
+        try:
+            segment.delete_if_exists()
+        except OSError:  # the next load removes .deleted leftovers
+            logger.exception("Cannot delete the files of %s", segment)
+
+    def delete_doomed_files(self) -> None:
+        """Remove every ``.deleted`` segment still waiting for its delay (at shutdown)."""
+        for segment, handle in list(self._doomed.items()):
+            handle.cancel()
+            self._delete_now(segment)
 
     def flush_dirty(self) -> None:
         """Flush what was appended since the last flush (the periodic flusher; Kafka leaves

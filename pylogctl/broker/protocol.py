@@ -142,6 +142,12 @@ def _kio() -> Any:
     return kio
 
 
+def preload() -> None:
+    """Import kio before listening: its ~0.6 s import would otherwise be the first client's
+    first round trip (each API's schemas still load on first use, a few ms each)."""
+    _kio()
+
+
 def api_name(api_key: int) -> str:
     return _kio().schema.index.api_key_map.get(api_key, f"api-{api_key}")
 
@@ -170,9 +176,13 @@ def decode_request(frame: bytes) -> Request:
     except kio.index.KioIndexError:
         raise InvalidRequestError(f"Unknown API key {api_key} or version {api_version}") \
             from None
+    from .frame_check import check_compact_lengths, reject_nulls
     try:
         header, pos = kio.serial.entity_reader(cls.__header_schema__)(frame, 0)
+        if cls.__flexible__:  # a huge compact length would abort the process in kio
+            check_compact_lengths(cls, frame, pos)
         body, pos = kio.serial.entity_reader(cls)(frame, pos)
+        reject_nulls(body)
     except Exception as exc:  # kio's native reader raises several kinds
         raise InvalidRequestError(f"Error reading {api_name(api_key)} v{api_version}: "
                                   f"{exc}") from None

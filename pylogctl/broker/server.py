@@ -6,7 +6,9 @@ crash the segments above the recovery point are recovered), loads the groups sto
 ``__consumer_offsets`` and the transactions stored in ``__transaction_state`` (completing
 those left prepared), then listens. While running, the offset checkpoints are written
 every ``checkpoint_interval_ms`` and timed-out transactions are aborted every
-``transaction.abort.timed.out.transaction.cleanup.interval.ms``. :meth:`Broker.stop`
+``transaction.abort.timed.out.transaction.cleanup.interval.ms``; retention runs every
+``log.retention.check.interval.ms`` and the log cleaner compacts the compacted logs
+(:mod:`.log_cleaner`), both on the live logs with the offline commands' engine. :meth:`Broker.stop`
 (SIGTERM/SIGINT from the CLI) stops listening, answers parked group requests with
 NOT_COORDINATOR, flushes every log, writes the checkpoints and the producer snapshots, trims
 the active segments' indexes and writes ``.kafka_cleanshutdown``: the next start trusts the
@@ -22,15 +24,20 @@ import signal
 from dataclasses import dataclass, field
 from typing import Callable
 
+from ..storage.cleaner_config import CleanerConfig
 from ..storage.log_config import LogConfig
-from .group_coordinator import OFFSETS_TOPIC_CONFIG, GroupConfig, GroupCoordinator
+from ..storage.segment import wall_clock_ms
+from .config_handler import ConfigHandler
+from .config_manager import ConfigManager
+from .group_coordinator import GroupConfig, GroupCoordinator
 from .kafka_apis import BrokerInfo, KafkaApis
+from .log_cleaner import LogCleaner
 from .log_manager import LogManager
 from .producer_id_manager import ProducerIdManager
-from .replica_manager import OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC, ReplicaManager
+from .protocol import preload as preload_protocol
+from .replica_manager import ReplicaManager
 from .socket_server import DEFAULT_MAX_REQUEST_BYTES, SocketServer
 from .transaction_coordinator import TransactionConfig, TransactionCoordinator
-from .transaction_state_manager import TRANSACTION_STATE_TOPIC_CONFIG
 
 logger = logging.getLogger(__name__)
 
@@ -49,6 +56,8 @@ class BrokerConfig:
     auto_create_topics: bool = True  # auto.create.topics.enable
     socket_request_max_bytes: int = DEFAULT_MAX_REQUEST_BYTES  # socket.request.max.bytes
     checkpoint_interval_ms: int = 60_000  # log.flush.offset.checkpoint.interval.ms
+    log_retention_check_interval_ms: int = 300_000  # log.retention.check.interval.ms
+    cleaner: CleanerConfig = CleanerConfig()  # log.cleaner.* (enable, backoff.ms, buffers)
     log_config: LogConfig = field(default_factory=LogConfig)  # log.* defaults for topics
     group: GroupConfig = field(default_factory=GroupConfig)  # group.*, offsets.topic.*
     transaction: TransactionConfig = field(  # transaction.*, transaction.state.log.*
@@ -59,6 +68,7 @@ class Broker:
     def __init__(self, config: BrokerConfig) -> None:
         self.config = config
         self.log_manager = LogManager(config.log_dir, config.node_id, self.topic_config)
+        self.configs = ConfigManager(self.log_manager, config.log_config)
         self.server: SocketServer | None = None
         self.groups: GroupCoordinator | None = None
         self.transactions: TransactionCoordinator | None = None
@@ -67,11 +77,8 @@ class Broker:
         self.port = config.port
 
     def topic_config(self, topic: str) -> LogConfig:
-        if topic == OFFSETS_TOPIC:
-            return OFFSETS_TOPIC_CONFIG
-        if topic == TRANSACTION_STATE_TOPIC:
-            return TRANSACTION_STATE_TOPIC_CONFIG
-        return self.config.log_config
+        """Broker defaults + the topic's own configs (:mod:`.config_manager`)."""
+        return self.configs.topic_config(topic)
 
     async def start(self) -> int:
         """Load the log dir and listen; returns the bound port."""
@@ -87,21 +94,28 @@ class Broker:
             self.transactions = TransactionCoordinator(replicas, self.groups, producer_ids,
                                                        c.transaction)
             self.transactions.startup()
+            self.configs.startup(replicas)
             info = BrokerInfo(c.node_id, c.advertised_host or c.host, c.advertised_port or 0,
                               self.log_manager.cluster_id, c.num_partitions,
                               c.auto_create_topics)
             apis = KafkaApis(info, replicas, self.groups, producer_ids, self.topic_config,
-                             self.transactions)
+                             self.transactions, ConfigHandler(self.configs, replicas, c))
+            preload_protocol()
             self.server = SocketServer(apis, c.host, c.port, c.socket_request_max_bytes)
             self.port = await self.server.start()
             if c.advertised_port is None:
                 apis.info = BrokerInfo(info.node_id, info.host, self.port, info.cluster_id,
                                        info.num_partitions, info.auto_create_topics)
         except BaseException:
+            self.configs.shutdown()
             self.log_manager.shutdown()
             raise
         self._tasks.append(asyncio.create_task(self._checkpoint_loop()))
         self._tasks.append(asyncio.create_task(self._transaction_loop()))
+        self._tasks.append(asyncio.create_task(self._retention_loop()))
+        if c.cleaner.enable_cleaner:
+            self._tasks.append(asyncio.create_task(
+                LogCleaner(self.log_manager, c.cleaner).run()))
         logger.info("Broker %d serving %s on %s:%d", c.node_id, self.log_manager.path, c.host,
                     self.port)
         return self.port
@@ -110,6 +124,15 @@ class Broker:
         while True:
             await asyncio.sleep(self.config.checkpoint_interval_ms / 1000)
             self.log_manager.checkpoint()
+
+    async def _retention_loop(self) -> None:
+        """Kafka's ``kafka-log-retention`` task: retention on every non-compacted log."""
+        while True:
+            await asyncio.sleep(self.config.log_retention_check_interval_ms / 1000)
+            try:
+                self.log_manager.cleanup_logs(wall_clock_ms())
+            except Exception:  # noqa: BLE001 - keep the task alive; the next round retries
+                logger.exception("Log retention task failed")
 
     async def _transaction_loop(self) -> None:
         """Abort timed-out transactions, retry unfinished completions."""
@@ -135,6 +158,7 @@ class Broker:
             self.groups.shutdown()
         if self.server is not None:
             await self.server.stop()
+        self.configs.shutdown()
         self.log_manager.shutdown()
         logger.info("Broker %d shut down cleanly", self.config.node_id)
 

@@ -62,6 +62,29 @@ def start(
                                            "created (offsets.topic.num.partitions)."),
     rebalance_delay_ms: int = typer.Option(3000, "--group-initial-rebalance-delay-ms",
                                            help="group.initial.rebalance.delay.ms."),
+    retention_check_ms: int = typer.Option(300_000, "--log-retention-check-interval-ms",
+                                           help="How often retention deletes old segments "
+                                           "(log.retention.check.interval.ms)."),
+    segment_bytes: Optional[int] = typer.Option(
+        None, "--log-segment-bytes", show_default=False,
+        help="Default segment.bytes of topics (log.segment.bytes; default 1 GiB)."),
+    retention_ms: Optional[int] = typer.Option(
+        None, "--log-retention-ms", show_default=False,
+        help="Default retention.ms of topics (log.retention.ms; default 7 days, -1: keep "
+        "forever)."),
+    retention_bytes: Optional[int] = typer.Option(
+        None, "--log-retention-bytes", show_default=False,
+        help="Default retention.bytes of topics (log.retention.bytes; default -1: no limit)."),
+    txn_partitions: int = typer.Option(50, "--transaction-state-partitions",
+                                       help="Partitions of __transaction_state when it is "
+                                       "created (transaction.state.log.num.partitions)."),
+    txn_max_timeout_ms: int = typer.Option(900_000, "--transaction-max-timeout-ms",
+                                           help="Longest transaction timeout a producer may "
+                                           "ask for (transaction.max.timeout.ms)."),
+    txn_abort_interval_ms: int = typer.Option(
+        10_000, "--transaction-abort-interval-ms",
+        help="How often timed-out transactions are aborted "
+        "(transaction.abort.timed.out.transaction.cleanup.interval.ms)."),
     log_level: str = typer.Option("INFO", "--log-level", help="Logging level (stderr)."),
 ) -> None:
     """Start the broker and serve until SIGTERM/SIGINT."""
@@ -71,15 +94,31 @@ def start(
 
     from ..broker.group_coordinator import GroupConfig
     from ..broker.server import BrokerConfig, serve
+    from ..broker.transaction_coordinator import TransactionConfig
+    from ..storage.log_config import LogConfig
 
     if num_partitions < 1 or offsets_partitions < 1:
         raise UsageError("--num-partitions and --offsets-topic-partitions must be at least 1")
+    if retention_check_ms < 1:
+        raise UsageError("--log-retention-check-interval-ms must be at least 1")
+    if txn_partitions < 1 or txn_max_timeout_ms < 1 or txn_abort_interval_ms < 1:
+        raise UsageError("--transaction-state-partitions, --transaction-max-timeout-ms and "
+                         "--transaction-abort-interval-ms must be at least 1")
+    log_defaults = {"segment.bytes": segment_bytes, "retention.ms": retention_ms,
+                    "retention.bytes": retention_bytes}
+    log_config = LogConfig.from_properties({k: v for k, v in log_defaults.items()
+                                            if v is not None})  # UsageError if out of range
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s "
                         "%(name)s: %(message)s")
     adv_host, adv_port = _address(advertised) if advertised else (None, None)
     config = BrokerConfig(log_dir=log_dir, host=host, port=port, advertised_host=adv_host,
                           advertised_port=adv_port, node_id=node_id,
                           num_partitions=num_partitions, auto_create_topics=auto_create,
+                          log_retention_check_interval_ms=retention_check_ms,
+                          log_config=log_config,
+                          transaction=TransactionConfig(state_log_partitions=txn_partitions,
+                                                        max_timeout_ms=txn_max_timeout_ms,
+                                                        abort_interval_ms=txn_abort_interval_ms),
                           group=GroupConfig(offsets_topic_partitions=offsets_partitions,
                                             initial_rebalance_delay_ms=rebalance_delay_ms))
     def ready(bound: int) -> None:

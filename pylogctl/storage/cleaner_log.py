@@ -7,6 +7,7 @@ Kafka's cleaner works on a ``UnifiedLog``. Here the same view is built two ways:
   the log dir's lock; cleaned segments are written as ``.cleaned`` files and swapped in
   (:mod:`~pylogctl.storage.segment_swap`), and the producer snapshots of segments that are
   deleted without a replacement are deleted, as in ``UnifiedLog.replaceSegments``.
+- :meth:`CleanerLog.for_live_log`: over a running broker's log, with its producer state.
 - :meth:`CleanerLog.read_only`: over the files as they are, opened read-only, for the plan:
   cleaned output is only measured (:class:`DrySegment`) and nothing is swapped. A missing index
   reads as empty (lookups scan from the start; recovery would rebuild it).
@@ -139,6 +140,13 @@ class CleanerLog:
                                                   now_ms), log=log, backup=log.backup)
 
     @classmethod
+    def for_live_log(cls, log: Log) -> "CleanerLog":
+        """Over a broker's open log: its own producer state is current (no rebuild from the
+        files), and everything the cleaning changes is changed in the live log."""
+        return cls(log.dir, log.config, log.segments, log.log_start_offset, log.log_end_offset,
+                   log.high_watermark, log.producer_state, log=log, backup=log.backup)
+
+    @classmethod
     def read_only(cls, directory: str, config: LogConfig, bases: list[int],
                   log_start_offset: int, log_end_offset: int, high_watermark: int,
                   now_ms: int) -> "CleanerLog":
@@ -209,8 +217,9 @@ class CleanerLog:
         replaced (a dry run changes nothing)."""
         if self.dry_run:
             return
-        deleted = replace_segments(self.segments, new, old, self.dir, backup=self.backup)
         assert self.log is not None
+        deleted = replace_segments(self.segments, new, old, self.dir, backup=self.backup,
+                                   delete_files=self.log.delete_segment_files)
         for segment in deleted:
             path = self.log.producer_state.snapshot_path(segment.base_offset)
             if self.backup is not None:

@@ -78,17 +78,20 @@ def clean_log(cleaner: Cleaner, log: CleanerLog, checkpointed: int | None, now_m
     return first, rounds
 
 
+def cleaned_up_to(first: LogToClean, rounds: list[CleaningResult]) -> int | None:
+    """The offset ``cleaner-offset-checkpoint`` records after these rounds (``doneCleaning``):
+    the end of the last round, or the first dirty offset a reset moved; None: no change."""
+    if rounds:
+        return rounds[-1].end_offset
+    return first.first_dirty_offset if first.force_update_checkpoint else None
+
+
 def checkpoint_after(log_dir: LogDir, entry: PartitionEntry, first: LogToClean,
                      rounds: list[CleaningResult]) -> CheckpointUpdate | None:
     """The ``cleaner-offset-checkpoint`` entry a cleaning (or a reset) writes, if it changes."""
     old = log_dir.checkpointed(CLEANER_OFFSET_CHECKPOINT, entry)
-    if rounds:
-        new = rounds[-1].end_offset
-    elif first.force_update_checkpoint:
-        new = first.first_dirty_offset
-    else:
-        return None
-    if old == new:
+    new = cleaned_up_to(first, rounds)
+    if new is None or old == new:
         return None
     return CheckpointUpdate(CLEANER_OFFSET_CHECKPOINT, entry.topic, entry.partition, old, new)
 

@@ -15,8 +15,9 @@ newest segment stays until the new one exists), so the segments left are always 
 log; checkpoints and snapshots are written atomically; a new active segment exists before the
 old one goes (``createAndDeleteSegment``). Kafka deletes ``.deleted`` files
 ``file.delete.delay.ms`` later so that readers can finish; an offline tool has no readers and
-deletes them at once. The log dir's offset checkpoints are the caller's
-(:class:`~pylogctl.storage.log_manager.LogDir`) to write. Not thread-safe.
+deletes them at once; a broker sets :attr:`Log.delete_segment_files` to its scheduler
+(:class:`pylogctl.broker.log_manager.LogManager`). The log dir's offset checkpoints are the
+caller's (:class:`~pylogctl.storage.log_manager.LogDir`) to write. Not thread-safe.
 
 One difference from Kafka: :meth:`Log.truncate_to` sets the log end offset to where the data
 now ends. Kafka sets it to the target, which differs when the target lies inside a batch (the
@@ -161,6 +162,8 @@ class Log:
         self.backup = backup
         self.load_result = load_result
         self.closed = False
+        # removes a segment's files once renamed .deleted and out of the map (Kafka's asyncDelete)
+        self.delete_segment_files: Callable[[LogSegment], None] = LogSegment.delete_if_exists
 
     @classmethod
     def load(cls, directory: str | os.PathLike[str], config: LogConfig = LogConfig(), *,
@@ -383,7 +386,7 @@ class Log:
                 snapshot = self.producer_state.remove_and_mark_snapshot_for_deletion(
                     segment.base_offset)
             fsync_dir(self.dir)
-            segment.delete_if_exists()
+            self.delete_segment_files(segment)
             if snapshot is not None:
                 _unlink(snapshot)
 
@@ -716,4 +719,3 @@ def _segment_reader(segments: LogSegments[LogSegment]):
 
 def _unlink(path: str) -> None:
     delete_if_exists(path)
-

@@ -11,7 +11,7 @@ The log cleaner writes its output as a ``.cleaned`` segment; then, in this order
    the map unless the first new segment took its base offset;
 4. each ``.swap`` is renamed to its final name, the directory fsynced;
 5. the ``.deleted`` files are removed (Kafka waits ``file.delete.delay.ms`` for readers; an
-   offline tool has none).
+   offline tool has none, a broker passes its scheduler as ``delete_files``).
 
 A kill at any point leaves a state Kafka's loader (and ``pylogctl recover``) resolves: before
 every ``.swap`` exists, ``.cleaned`` files and the ``.swap`` files above them are deleted and
@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Sequence
+from typing import Callable, Sequence
 
 from .backup import Backup
 from .files import fsync_dir
@@ -40,7 +40,9 @@ logger = logging.getLogger(__name__)
 
 def replace_segments(segments: LogSegments[LogSegment], new_segments: Sequence[LogSegment],
                      old_segments: Sequence[LogSegment], directory: str | os.PathLike[str], *,
-                     backup: Backup | None = None) -> list[LogSegment]:
+                     backup: Backup | None = None,
+                     delete_files: Callable[[LogSegment], None] = LogSegment.delete_if_exists
+                     ) -> list[LogSegment]:
     """Install ``new_segments`` (``.cleaned``, flushed) in place of ``old_segments`` in the map
     ``segments`` and on disk; returns the old segments deleted and not replaced (whose producer
     snapshots the caller deletes, as ``UnifiedLog.replaceSegments`` does)."""
@@ -69,7 +71,7 @@ def replace_segments(segments: LogSegments[LogSegment], new_segments: Sequence[L
     fsync_dir(directory)
     for segment in old_sorted:
         logger.info("Deleting segment files %s", segment)
-        segment.delete_if_exists()
+        delete_files(segment)
     return deleted_not_replaced
 
 
