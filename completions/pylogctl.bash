@@ -7,7 +7,7 @@ _pylogctl_spec() {
     case $1 in
         '')
             subs='config compact consumer-groups dump-segment rebuild-index recover retention sample scan stats truncate broker'
-            opts='--version --debug -h --help'
+            opts='--version --debug --no-color -h --help'
             vopts='' ;;
         'config')
             subs=''
@@ -68,30 +68,30 @@ _pylogctl_spec() {
 _pylogctl_value() {
     case "$1|$2" in
         'config|--config-file') _pylogctl_files ;;
-        'config|-o'|'config|--output') _pylogctl_words 'text json ndjson yaml' ;;
+        'config|-o'|'config|--output') _pylogctl_words 'text table json ndjson yaml' ;;
         'compact|--config-file') _pylogctl_files ;;
         'compact|--backup-dir') _pylogctl_dirs ;;
-        'compact|-o'|'compact|--output') _pylogctl_words 'text json ndjson yaml' ;;
+        'compact|-o'|'compact|--output') _pylogctl_words 'text table json ndjson yaml' ;;
         'consumer-groups|--server-config') _pylogctl_files ;;
-        'consumer-groups|-o'|'consumer-groups|--output') _pylogctl_words 'text json ndjson yaml' ;;
+        'consumer-groups|-o'|'consumer-groups|--output') _pylogctl_words 'text table json ndjson yaml' ;;
         'consumer-groups|--from-file') _pylogctl_files ;;
         'consumer-groups|--backup-dir') _pylogctl_dirs ;;
         'dump-segment|--files') _pylogctl_files ;;
-        'dump-segment|-o'|'dump-segment|--output') _pylogctl_words 'text json ndjson yaml' ;;
+        'dump-segment|-o'|'dump-segment|--output') _pylogctl_words 'text table json ndjson yaml' ;;
         'rebuild-index|--backup-dir') _pylogctl_dirs ;;
-        'rebuild-index|-o'|'rebuild-index|--output') _pylogctl_words 'text json ndjson yaml' ;;
+        'rebuild-index|-o'|'rebuild-index|--output') _pylogctl_words 'text table json ndjson yaml' ;;
         'recover|--backup-dir') _pylogctl_dirs ;;
-        'recover|-o'|'recover|--output') _pylogctl_words 'text json ndjson yaml' ;;
+        'recover|-o'|'recover|--output') _pylogctl_words 'text table json ndjson yaml' ;;
         'retention|--config-file') _pylogctl_files ;;
         'retention|--backup-dir') _pylogctl_dirs ;;
-        'retention|-o'|'retention|--output') _pylogctl_words 'text json ndjson yaml' ;;
+        'retention|-o'|'retention|--output') _pylogctl_words 'text table json ndjson yaml' ;;
         'scan|--engine') _pylogctl_words 'local spark' ;;
         'scan|--export') _pylogctl_dirs ;;
-        'scan|-o'|'scan|--output') _pylogctl_words 'table json ndjson' ;;
+        'scan|-o'|'scan|--output') _pylogctl_words 'text table json ndjson yaml' ;;
         'stats|--engine') _pylogctl_words 'local spark' ;;
-        'stats|-o'|'stats|--output') _pylogctl_words 'table json' ;;
+        'stats|-o'|'stats|--output') _pylogctl_words 'text table json ndjson yaml' ;;
         'truncate|--backup-dir') _pylogctl_dirs ;;
-        'truncate|-o'|'truncate|--output') _pylogctl_words 'text json ndjson yaml' ;;
+        'truncate|-o'|'truncate|--output') _pylogctl_words 'text table json ndjson yaml' ;;
         'broker start|--log-dir') _pylogctl_dirs ;;
     esac
     return 0

@@ -4,7 +4,8 @@ Every subcommand hands its results to one of these as *sections*: objects with a
 ``header`` dict, an ``items_key`` naming the list they stream (``"batches"``, ...), a lazy
 ``items`` iterator of dicts, and a ``footer`` dict that is complete once ``items`` is consumed.
 Formatters know nothing but this plain data; they stream, so a multi-GB segment is rendered in
-bounded memory.
+bounded memory. Whether anything may be styled (rich tables on a terminal) is decided in one
+place, :mod:`.color`.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ class Formatter(Protocol):
     def write(self, sections: Iterable[Section], out: TextIO) -> None: ...
 
 
-FORMATS = ("text", "json", "ndjson", "yaml")
+FORMATS = ("text", "table", "json", "ndjson", "yaml")
 
 
 def get_formatter(name: str) -> Formatter:
@@ -34,6 +35,9 @@ def get_formatter(name: str) -> Formatter:
     if name == "text":
         from . import text
         return text.TextFormatter()
+    if name == "table":
+        from . import table
+        return table.TableFormatter()
     if name == "json":
         from . import json
         return json.JsonFormatter()

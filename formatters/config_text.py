@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any, TextIO
 
 from . import Section
-from .log_dir_table import use_rich
+from .color import color_allowed
 
 COLUMNS = ("NAME", "VALUE", "SOURCE", "ORIGIN")
 
@@ -38,7 +38,7 @@ def render_topic_config(section: Section, out: TextIO) -> None:
     if f["error"] is not None:
         out.write(f"{title}: error: {f['error']}\n")
         return
-    if use_rich(out):
+    if color_allowed(out):
         _rich(title, rows, out)
         return
     out.write(title + "\n")

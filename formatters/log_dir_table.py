@@ -1,17 +1,17 @@
 """Text for a ``log-dir-summary`` section: one row per partition.
 
-On a terminal (and without ``NO_COLOR``) a rich table, when it fits; otherwise plain columns
-under a header line, one partition per line, every cell one word (``-`` for unknown), so
-``awk`` and ``sort`` work on it. Notes are only counted here; the command prints them on
-stderr.
+On a terminal (where :func:`.color.color_allowed` allows it) a rich table, when it fits;
+otherwise plain columns under a header line, one partition per line, every cell one word
+(``-`` for unknown), so ``awk`` and ``sort`` work on it. Notes are only counted here; the
+command prints them on stderr.
 """
 
 from __future__ import annotations
 
-import os
 from typing import Any, TextIO
 
 from . import Section
+from .color import color_allowed
 
 COLUMNS = ("TOPIC", "PARTITION", "SEGMENTS", "BYTES", "LOG_START", "LOG_END", "HW", "RECOVERY",
            "EPOCH", "EPOCH_START", "EPOCHS", "INDEXES", "NOTES")
@@ -77,18 +77,11 @@ def _rich_table(title: str, rows: list[list[str]], out: TextIO) -> bool:
     return True
 
 
-def use_rich(out: TextIO) -> bool:
-    try:
-        return out.isatty() and not os.environ.get("NO_COLOR")
-    except (AttributeError, ValueError):
-        return False
-
-
 def render_log_dir_summary(section: Section, out: TextIO) -> None:
     """``Dumping {dir}``, the log dir's facts, then the table."""
     h = section.header
     rows = [row(p) for p in section.items]
     out.write(f"Dumping {h['file']}\n")
-    if not (use_rich(out) and _rich_table(log_dir_line(h), rows, out)):
+    if not (color_allowed(out) and _rich_table(log_dir_line(h), rows, out)):
         out.write(log_dir_line(h) + "\n")
         out.write(plain_table(rows))

@@ -1,7 +1,9 @@
-"""A flat list of rows (dicts) as JSON, NDJSON or YAML: what table-like commands give scripts.
+"""A flat list of rows (dicts) as JSON, NDJSON, YAML or a table: what table-like commands
+give scripts.
 
 JSON is one array with a row per line (``[]`` when empty); NDJSON one row per line; YAML a
-sequence of mappings. Keys keep their order, missing values are null.
+sequence of mappings. Keys keep their order, missing values are null. A table is the rows as
+one :class:`~.table.TableSection` through the ``table`` formatter.
 """
 
 from __future__ import annotations
@@ -13,13 +15,18 @@ import yaml
 
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 _Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-ROW_FORMATS = ("json", "ndjson", "yaml")
+ROW_FORMATS = ("table", "json", "ndjson", "yaml")
 
 
 def write_rows(rows: Iterable[dict[str, Any]], out: TextIO, fmt: str) -> None:
     """Write ``rows`` in ``fmt`` (one of :data:`ROW_FORMATS`)."""
     if fmt not in ROW_FORMATS:
         raise ValueError(f"unknown row format {fmt!r}; choose from {', '.join(ROW_FORMATS)}")
+    if fmt == "table":
+        from .table import TableFormatter, TableSection
+
+        TableFormatter().write([TableSection(rows)], out)
+        return
     w = out.write
     if fmt == "ndjson":
         for row in rows:

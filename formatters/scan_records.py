@@ -1,11 +1,13 @@
-"""Scanned records (``pylogctl scan``) and statistics (``pylogctl stats``) as text and JSON.
+"""Scanned records (``pylogctl scan``) and statistics (``pylogctl stats``) for the formatters.
 
-JSON (and NDJSON): one object per record with the scan's columns as keys, keys, values and
-header values in base64 (they are bytes; ``--output table`` shows them as text), null kept.
+JSON (and NDJSON, YAML): one object per record with the scan's columns as keys, keys, values
+and header values in base64 (they are bytes; ``--output table`` shows them as text), null
+kept. Stats JSON and YAML are one document, ``{partitions: [...], groups: [...]}``.
 
-Table: TOPIC PARTITION OFFSET TIMESTAMP KEY VALUE, the timestamp in UTC ISO 8601 with
-milliseconds, key and value as UTF-8 text with control characters escaped (``\\n``,
-``\\x00``), values cut to ``VALUE_WIDTH`` characters with ``…``; ``-`` for null.
+Table (and text, which is the plain table): TOPIC PARTITION OFFSET TIMESTAMP KEY VALUE, the
+timestamp in UTC ISO 8601 with milliseconds, key and value as UTF-8 text with control
+characters escaped (``\\n``, ``\\x00``), values cut to ``VALUE_WIDTH`` characters with ``…``;
+``-`` for null. These are :class:`~.table.TableSection` objects for any formatter.
 """
 
 from __future__ import annotations
@@ -15,11 +17,11 @@ import datetime as _dt
 import json
 from typing import Any, Iterable, Iterator, TextIO
 
-from .table import render_table, stream_table
+from .table import TableSection
 
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 SCAN_COLUMNS = ("TOPIC", "PARTITION", "OFFSET", "TIMESTAMP", "KEY", "VALUE")
-SCAN_RIGHT = (False, True, True, False, False, False)
+SCAN_RIGHT = ("PARTITION", "OFFSET")
 KEY_WIDTH = 40
 VALUE_WIDTH = 100
 _ESCAPES = {i: f"\\x{i:02x}" for i in range(32)} | {9: "\\t", 10: "\\n", 13: "\\r", 127: "\\x7f"}
@@ -57,24 +59,22 @@ def text_cell(value: bytes | None, width: int) -> str:
     return text if len(text) <= width else text[:width - 1] + "…"
 
 
-def scan_table_rows(rows: Iterable[dict[str, Any]]) -> Iterator[list[str]]:
+def scan_table_rows(rows: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
     for r in rows:
-        yield [r["topic"], str(r["partition"]), str(r["offset"]), format_time(r["timestamp"]),
-               text_cell(r["key"], KEY_WIDTH), text_cell(r["value"], VALUE_WIDTH)]
+        yield {"TOPIC": r["topic"], "PARTITION": r["partition"], "OFFSET": r["offset"],
+               "TIMESTAMP": format_time(r["timestamp"]), "KEY": text_cell(r["key"], KEY_WIDTH),
+               "VALUE": text_cell(r["value"], VALUE_WIDTH)}
 
 
-def write_scan_table(rows: Iterable[dict[str, Any]], out: TextIO) -> int:
-    return stream_table(SCAN_COLUMNS, scan_table_rows(rows), out, SCAN_RIGHT)
+def scan_table_section(rows: Iterable[dict[str, Any]]) -> TableSection:
+    """Scanned rows (with at least the table's columns) as a streamed table."""
+    return TableSection(scan_table_rows(rows), SCAN_COLUMNS, SCAN_RIGHT, items_key="records")
 
 
 STATS_COLUMNS = ("TOPIC", "PARTITION", "RECORDS", "BYTES", "SEGMENT_BYTES", "FIRST_OFFSET",
                  "LAST_OFFSET", "MIN_TIME", "MAX_TIME", "DISTINCT_KEYS", "TOMBSTONES",
                  "DUP_KEY_RATIO", "COMPACTION_SAVES")
 GROUP_COLUMNS = ("GROUP", "STATE", "PARTITIONS", "LAG", "TOPICS")
-
-
-def _cell(value: Any) -> str:
-    return "-" if value is None else str(value)
 
 
 def write_stats_json(partitions: list[dict[str, Any]], groups: list[dict[str, Any]],
@@ -87,18 +87,38 @@ def write_stats_json(partitions: list[dict[str, Any]], groups: list[dict[str, An
     out.write("}\n")
 
 
-def write_stats_tables(partitions: list[dict[str, Any]], groups: list[dict[str, Any]],
-                       out: TextIO) -> None:
+def write_stats_document(partitions: list[dict[str, Any]], groups: list[dict[str, Any]],
+                         out: TextIO, fmt: str) -> None:
+    """Stats for scripts: ``json`` as :func:`write_stats_json`, ``yaml`` the same document,
+    ``ndjson`` a row per line tagged ``"type": "partition"`` or ``"group"``."""
+    if fmt == "json":
+        write_stats_json(partitions, groups, out)
+    elif fmt == "yaml":
+        from .yaml import dump
+
+        out.write(dump({"partitions": partitions, "groups": groups}))
+    elif fmt == "ndjson":
+        for kind, rows in (("partition", partitions), ("group", groups)):
+            out.write("".join(_dumps({"type": kind, **r}) + "\n" for r in rows))
+    else:
+        raise ValueError(f"unknown stats document format {fmt!r}")
+
+
+def stats_table_sections(partitions: list[dict[str, Any]], groups: list[dict[str, Any]]
+                         ) -> list[TableSection]:
     """The partitions table, then (when there are groups) the consumer-groups table."""
-    rows = [[p["topic"], str(p["partition"]), str(p["records"]), str(p["bytes"]),
-             str(p["segmentBytes"]), _cell(p["firstOffset"]), _cell(p["lastOffset"]),
-             format_time(p["minTimestamp"]), format_time(p["maxTimestamp"]),
-             str(p["distinctKeys"]), str(p["tombstones"]), f"{p['duplicateKeyRatio']:.4f}",
-             str(p["compactionSavesBytes"])] for p in partitions]
-    right = [False, True, True, True, True, True, True, False, False, True, True, True, True]
-    render_table(STATS_COLUMNS, rows, out, right)
+    rows = [dict(zip(STATS_COLUMNS, (
+        p["topic"], p["partition"], p["records"], p["bytes"], p["segmentBytes"],
+        p["firstOffset"], p["lastOffset"], format_time(p["minTimestamp"]),
+        format_time(p["maxTimestamp"]), p["distinctKeys"], p["tombstones"],
+        f"{p['duplicateKeyRatio']:.4f}", p["compactionSavesBytes"]))) for p in partitions]
+    right = set(STATS_COLUMNS) - {"TOPIC", "MIN_TIME", "MAX_TIME"}
+    sections = [TableSection(rows, STATS_COLUMNS, right, max(1, len(rows)),
+                             items_key="partitions")]
     if groups:
-        out.write("\n")
-        grows = [[g["group"] or '""', _cell(g["state"]), str(g["partitions"]), _cell(g["lag"]),
-                  ",".join(g["topics"]) or "-"] for g in groups]
-        render_table(GROUP_COLUMNS, grows, out, [False, False, True, True, False])
+        grows = [dict(zip(GROUP_COLUMNS, (g["group"] or '""', g["state"], g["partitions"],
+                                          g["lag"], ",".join(g["topics"]) or "-")))
+                 for g in groups]
+        sections.append(TableSection(grows, GROUP_COLUMNS, ("PARTITIONS", "LAG"),
+                                     max(1, len(grows)), items_key="groups"))
+    return sections

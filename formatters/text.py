@@ -4,6 +4,9 @@ Each section kind has a renderer. Where Kafka versions differ, the newest behavi
 (the Java rewrite of DumpLogSegments): legacy record lines have no stray ``}``, the key/payload
 prefix under ``--skip-record-metadata`` is ``| `` on the first item, and LEADER_CHANGE prints
 as ``LeaderChange: {json}``.
+
+Sections that are tables from the start (kind ``table``: scan rows, stats) have no Kafka
+form; their text is the plain table, as ``--output table`` prints it when piped.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from .log_dir_table import render_log_dir_summary
 from .rebuild_index_text import render_rebuild_index
 from .recover_text import render_recover
 from .retention_text import render_retention
+from .table import TableFormatter
 from .truncate_text import render_truncate
 
 _compact = jackson.dumps  # decoder JSON must match Kafka's (Jackson's) byte for byte
@@ -214,7 +218,11 @@ RENDERERS: dict[str, Callable[[Section, TextIO], None]] = {
 
 class TextFormatter:
     def write(self, sections: Iterable[Section], out: TextIO) -> None:
+        tables = TableFormatter(rich=False)
         for section in sections:
+            if section.kind == "table":
+                tables.write_one(section, out)
+                continue
             try:
                 render = RENDERERS[section.kind]
             except KeyError:

@@ -11,7 +11,8 @@ from . import Section
 _Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
-def _dump(obj: Any) -> str:
+def dump(obj: Any) -> str:
+    """One YAML document: block style, keys in order, long strings never folded."""
     return yaml.dump(obj, Dumper=_Dumper, default_flow_style=False, sort_keys=False,
                      allow_unicode=True, width=2**31 - 1)
 
@@ -26,7 +27,7 @@ class YamlFormatter:
         any_section = False
         for section in sections:
             any_section = True
-            lines = _dump(section.header).splitlines(True) if section.header else []
+            lines = dump(section.header).splitlines(True) if section.header else []
             if lines:
                 w("- " + lines[0])
                 w(_indent("".join(lines[1:]), "  "))
@@ -38,10 +39,10 @@ class YamlFormatter:
                 if empty:
                     w("\n")
                     empty = False
-                w(_indent(_dump([item]), "  "))
+                w(_indent(dump([item]), "  "))
             if empty:
                 w(" []\n")
             if section.footer:
-                w(_indent(_dump(section.footer), "  "))
+                w(_indent(dump(section.footer), "  "))
         if not any_section:
             w("[]\n")

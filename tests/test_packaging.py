@@ -31,7 +31,7 @@ def test_installed_package_exposes_formatters_and_console_script():
     import pylogctl.formatters as f
 
     assert Path(f.__file__).parent.name == "formatters"
-    assert set(f.FORMATS) == {"text", "json", "ndjson", "yaml"}
+    assert set(f.FORMATS) == {"text", "table", "json", "ndjson", "yaml"}
     proc = subprocess.run([sys.executable, "-m", "pylogctl", "--version"], capture_output=True,
                           text=True, timeout=60)
     import pylogctl

@@ -42,11 +42,22 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
+def _no_color(value: bool) -> None:
+    # eager, so that help given after it (``pylogctl --no-color scan --help``) is plain too
+    if value:
+        from ..formatters.color import disable_color
+
+        disable_color()
+
+
 @app.callback()
 def _root(
     version: Optional[bool] = typer.Option(None, "--version", callback=_version, is_eager=True,
                                            help="Show the version and exit."),
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors."),
+    no_color: bool = typer.Option(False, "--no-color", callback=_no_color, is_eager=True,
+                                  help="Plain output: no colour, no rich tables, even on a "
+                                  "terminal (as NO_COLOR=1 or TERM=dumb)."),
 ) -> None:
     global _debug
     _debug = debug or bool(os.environ.get("PYLOGCTL_DEBUG"))

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import ExitCode, FileUnreadableError, UsageError
 from ..format.group_coordinator_records import TOPIC
-from .consumer_groups import print_provenance
+from .consumer_groups import print_provenance, replay_progress
 from .output import err
 
 if TYPE_CHECKING:
@@ -111,7 +111,8 @@ def reset(a: Args) -> int:
     if not a.execute:
         err("pylogctl: no --execute: nothing will be written (a dry run)")
     changes = GroupChanges(a.groups)
-    plan = changes.plan_reset(group_ids, a.topic, a.all_topics, spec)
+    with replay_progress(a.groups, group_ids):
+        plan = changes.plan_reset(group_ids, a.topic, a.all_topics, spec)
     for note in plan.notes:
         err(f"pylogctl: WARN {note}")
     refused = bool(plan.refused)
@@ -143,7 +144,8 @@ def delete(a: Args) -> int:
         raise UsageError("The consumer does not support topic-specific offset deletion from a "
                          "consumer group.")
     changes = GroupChanges(a.groups)
-    deletions = changes.plan_delete(group_ids)
+    with replay_progress(a.groups, group_ids):
+        deletions = changes.plan_delete(group_ids)
     code = _finish(changes, a, any(d.error is not None for d in deletions))
     rows = deletion_rows(deletions)
     if a.output == "text":
@@ -164,7 +166,8 @@ def delete_offsets(a: Args) -> int:
         raise UsageError("Option [delete-offsets] takes the following options: [group], "
                          "[topic] (one group)")
     changes = GroupChanges(a.groups)
-    result = changes.plan_delete_offsets(a.group[0], a.topic)
+    with replay_progress(a.groups, a.group[:1]):
+        result = changes.plan_delete_offsets(a.group[0], a.topic)
     code = _finish(changes, a, result.error is not None
                    or any(e is not None for e in result.partitions.values()))
     rows = offset_deletion_rows(result)

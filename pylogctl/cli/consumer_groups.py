@@ -12,13 +12,17 @@ from __future__ import annotations
 import os
 import re
 import sys
-from typing import List, Optional
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Iterator, List, Optional
 
 import typer
 
 from ..errors import ExitCode, UsageError
 from .app import EXIT_CODES_HELP, app
-from .output import OutputFormat, backup_dir_option, err, guarded_output
+from .output import OutputFormat, backup_dir_option, err, guarded_output, progress_bar
+
+if TYPE_CHECKING:
+    from ..tools.consumer_groups import ConsumerGroups
 
 HELP = (
     "List and describe consumer groups from the broker's files, like kafka-consumer-groups.sh."
@@ -29,7 +33,8 @@ HELP = (
     "States and members are as last persisted, not live. With the log dirs of several "
     "brokers, each partition is read from the replica with the highest leader epoch, then log "
     "end offset; stderr says which.\n\nText output is Kafka's, column for column; json, ndjson "
-    "and yaml give the rows with camelCase keys (null for '-').\n\n"
+    "and yaml give the rows with camelCase keys (null for '-'), table the same rows as "
+    "columns.\n\n"
     "--reset-offsets, --delete and --delete-offsets change a stopped cluster's groups as "
     "Kafka's coordinator would: with --execute they append offset commits (key v1, value v3) "
     "or tombstones, one batch per group, to the group's __consumer_offsets partition, on "
@@ -108,8 +113,9 @@ def consumer_groups(
                                  help="End offset for LOG-END-OFFSET and LAG: the high "
                                  "watermark (as Kafka's tool shows) or the log end offset."),
     output: OutputFormat = typer.Option(OutputFormat.text, "--output", "-o",
-                                        help="text: kafka-consumer-groups.sh's output; json, "
-                                        "ndjson, yaml: the rows."),
+                                        help="text: kafka-consumer-groups.sh's output; table, "
+                                        "json, ndjson, yaml: the rows (table: a rich table on "
+                                        "a terminal, plain columns when piped)."),
     delete: bool = typer.Option(False, "--delete", help="Delete the groups given with "
                                 "--group (or --all-groups): tombstones for their offsets and "
                                 "registration. Only Empty groups."),
@@ -207,10 +213,13 @@ def consumer_groups(
     states = parse_states(state_list) if state_list else None
     types = parse_types(type_list) if type_list else None
     if list_:
-        rows = groups.list(states, types)
+        with replay_progress(groups, None):
+            rows = groups.list(states, types)
         guarded_output(lambda: _list(groups, rows, type_, state, output.value))
     else:
-        reports = groups.describe(None if all_groups else list(group or []), view, verbose)
+        ids = None if all_groups else list(group or [])
+        with replay_progress(groups, ids):
+            reports = groups.describe(ids, view, verbose)
         guarded_output(lambda: _describe(groups, reports, view, verbose, output.value))
 
 
@@ -237,6 +246,21 @@ def _check_describe(describe: bool, group: Optional[List[str]], all_groups: bool
     if state_list is not None:
         raise UsageError("Option [describe] does not take a value for [state]")
     return "members" if members else "state" if state else "offsets"
+
+
+@contextmanager
+def replay_progress(groups: ConsumerGroups, group_ids: Optional[List[str]]) -> Iterator[None]:
+    """A bar on stderr (a terminal) while the groups load: replaying __consumer_offsets is
+    the slow part. It is gone before anything is printed."""
+    advance, stop = progress_bar("reading __consumer_offsets",
+                                 groups.read_size(group_ids) if sys.stderr.isatty() else 0)
+    groups.progress = advance
+    try:
+        yield
+    finally:
+        groups.progress = None
+        if stop is not None:
+            stop()
 
 
 def print_provenance(groups, view: str) -> int:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING, Iterator, List, Optional
+from typing import TYPE_CHECKING, Callable, Iterator, List, Optional
 
 import typer
 
@@ -17,7 +17,7 @@ from .app import EXIT_CODES_HELP, app
 if TYPE_CHECKING:  # the dump machinery loads when the command runs (start-up time)
     from ..tools.dump_files import AnyDump
     from ..tools.dump_index import IndexDump
-from .output import OutputFormat, err, guarded_output
+from .output import OutputFormat, err, guarded_output, write_sections
 
 
 def _decoder_option(flag: str, what: str):
@@ -68,8 +68,9 @@ def dump_segment(
                                        "--transaction-log-decoder: Kafka <=3.7's strings "
                                        "instead of 3.8+'s JSON."),
     output: OutputFormat = typer.Option(OutputFormat.text, "--output", "-o",
-                                        help="text: kafka-dump-log's exact lines; json; ndjson "
-                                        "(one batch per line); yaml."),
+                                        help="text: kafka-dump-log's exact lines; table (a row "
+                                        "per batch or entry, a rich table on a terminal); "
+                                        "json; ndjson (one batch per line); yaml."),
 ) -> None:
     """Dump the batches and records of Kafka log segments, like kafka-dump-log.sh."""
     paths = list(files or [])
@@ -110,21 +111,21 @@ def dump_segment(
 
 def _run(paths: list[str], options: DumpOptions, index_options: IndexDumpOptions,
          output: str) -> int:
-    from ..formatters import get_formatter
     from ..tools.dump_files import dump_file
 
-    done: list[AnyDump] = []
     failure: list[PylogctlError] = []
 
-    def sections() -> Iterator[object]:
+    def sections(advance: Optional[Callable[[int], None]]) -> Iterator[AnyDump]:
+        progress = None if advance is None else _FileProgress(advance)
         for path in paths:
             try:
-                dump = dump_file(path, options, index_options)
+                dump = dump_file(path, options, index_options, progress)
             except PylogctlError as exc:
                 failure.append(exc)
                 return
-            done.append(dump)
             yield dump
+            if progress is not None:
+                progress.finish(path)
             if dump.kind == "unknown" or getattr(dump, "corrupt", None):
                 sys.stdout.flush()
                 err(f"Ignoring unknown file {path}" if dump.kind == "unknown" else dump.corrupt)
@@ -136,8 +137,10 @@ def _run(paths: list[str], options: DumpOptions, index_options: IndexDumpOptions
                 failure.append(dump.error)
                 return
 
-    get_formatter(output).write(sections(), sys.stdout)
-    sys.stdout.flush()
+    # dumped to a terminal, the lines are the progress (and would tear a bar)
+    total = 0 if sys.stdout.isatty() else sum(map(_file_size, paths))
+    done: list[AnyDump] = write_sections(output, sections, "dumping",
+                                         total if total >= BAR_MIN_BYTES else 0)
     index_problem = _report_index_verdicts([d for d in done if d.kind in ("offset-index",
                                                                            "time-index")])
     corrupt = any(getattr(d, "corrupt", None) for d in done)
@@ -165,6 +168,33 @@ def _run(paths: list[str], options: DumpOptions, index_options: IndexDumpOptions
                                        or d.footer.get("problemCount") for d in done):
         return int(ExitCode.DATA_ERROR)
     return int(ExitCode.OK)
+
+
+BAR_MIN_BYTES = 32 * 1024 * 1024  # less is dumped in well under a second: no bar
+
+
+def _file_size(path: str) -> int:
+    try:
+        return os.path.getsize(path) if os.path.isfile(path) else 0
+    except OSError:
+        return 0
+
+
+class _FileProgress:
+    """Advances the bar by each file's bytes: as a segment's dump reports them, then the
+    rest once the file is done (an index or state file, or a dump cut short)."""
+
+    def __init__(self, advance: Callable[[int], None]) -> None:
+        self.advance = advance
+        self.counted = 0
+
+    def __call__(self, n: int) -> None:
+        self.counted += n
+        self.advance(n)
+
+    def finish(self, path: str) -> None:
+        self.advance(max(0, _file_size(path) - self.counted))
+        self.counted = 0
 
 
 def _report_index_verdicts(indexes: list[IndexDump]) -> bool:

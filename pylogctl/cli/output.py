@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 import errno
+import io
 import os
 import sys
 from typing import Any, Callable, Iterable, Iterator, Optional, TypeVar
@@ -16,7 +17,10 @@ from ..errors import ExitCode
 
 
 class OutputFormat(str, enum.Enum):
+    """``--output``: every subcommand takes all five (``pylogctl.formatters.FORMATS``)."""
+
     text = "text"
+    table = "table"
     json = "json"
     ndjson = "ndjson"
     yaml = "yaml"
@@ -36,8 +40,12 @@ def backup_dir_option() -> Any:
                         "is older).")
 
 
+TABLE_HELP = " table: the items as rows (a rich table on a terminal, plain columns when piped)."
+
+
 def output_option(help: str) -> Any:
-    return typer.Option(OutputFormat.text, "--output", "-o", help=help)
+    """``-o/--output``, text by default; ``help`` describes the command's other formats."""
+    return typer.Option(OutputFormat.text, "--output", "-o", help=help + TABLE_HELP)
 
 
 def err(message: str) -> None:
@@ -85,12 +93,21 @@ def progress_bar(label: str, total: int, *, in_bytes: bool = True
 
     columns = ([DownloadColumn(), TransferSpeedColumn()] if in_bytes
                else [MofNCompleteColumn()])
+    # stderr lines written while the bar runs (err()) go above it instead of tearing it
     bar = Progress(TextColumn(label), BarColumn(), *columns, TimeRemainingColumn(),
                    console=Console(stderr=True), transient=True, redirect_stdout=False,
-                   redirect_stderr=False)
+                   redirect_stderr=True)
     task = bar.add_task(label, total=total)
     bar.start()
     return (lambda n: bar.advance(task, n)), bar.stop
+
+
+class _HeldForTerminal(io.StringIO):
+    """Output held back until a bar is gone, for the terminal it then goes to: formatters
+    ask ``isatty()`` to choose rich tables and colour, and must get the terminal's answer."""
+
+    def isatty(self) -> bool:
+        return True
 
 
 def write_sections(output: str, make_sections: Callable[[Optional[Callable[[int], None]]],
@@ -102,13 +119,11 @@ def write_sections(output: str, make_sections: Callable[[Optional[Callable[[int]
     When stdout is a terminal too, the bar and the results would overwrite each other, so the
     results are held back and follow the bar.
     """
-    import io
-
     from ..formatters import get_formatter
 
     done: list[S] = []
     advance, stop = progress_bar(label, total, in_bytes=in_bytes)
-    out: Any = io.StringIO() if stop is not None and sys.stdout.isatty() else sys.stdout
+    out: Any = _HeldForTerminal() if stop is not None and sys.stdout.isatty() else sys.stdout
 
     def sections() -> Iterator[S]:
         for section in make_sections(advance):

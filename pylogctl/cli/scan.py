@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import enum
 import sys
-from typing import Any, List, Optional
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator, List, Optional
 
 import typer
 
 from ..errors import UsageError
 from .app import EXIT_CODES_HELP, app
-from .output import err, guarded_output
+from .output import OutputFormat, err, guarded_output, progress_bar
 
 HELP = (
     "Read the records of log dirs (a log dir, several, a dir holding log dirs, or partition "
-    "dirs), filtered, as a table, JSON or NDJSON; count them; or export them as Parquet or "
+    "dirs), filtered, as a table, JSON, NDJSON or YAML; count them; or export them as Parquet or "
     "JSON.\n\n"
     "--engine local (the default) reads in this process, without a JVM. --engine spark runs "
     "the same reader in Spark tasks through the kafka-log data source, one task per segment "
@@ -31,12 +32,6 @@ HELP = (
     "isControl, partitionLeaderEpoch, codec, magic, segment and position (the batch's byte "
     "position); keys, values and header values are base64."
 )
-
-
-class ScanOutput(str, enum.Enum):
-    table = "table"
-    json = "json"
-    ndjson = "ndjson"
 
 
 class Engine(str, enum.Enum):
@@ -114,9 +109,12 @@ def scan(
     split_bytes: int = split_bytes_option(),
     all_replicas: bool = typer.Option(False, "--all-replicas",
                                       help="Read every replica of a partition, not one."),
-    output: ScanOutput = typer.Option(ScanOutput.table, "--output", "-o",
-                                      help="table (TOPIC PARTITION OFFSET TIMESTAMP KEY VALUE); "
-                                      "json (an array of rows); ndjson (a row per line)."),
+    output: OutputFormat = typer.Option(OutputFormat.table, "--output", "-o",
+                                        help="table (TOPIC PARTITION OFFSET TIMESTAMP KEY "
+                                        "VALUE; a rich table on a terminal, plain columns "
+                                        "when piped); text (those plain columns, always); "
+                                        "json (an array of rows); ndjson (a row per line); "
+                                        "yaml (a sequence of rows)."),
 ) -> None:
     """Scan records (the help text is ``HELP``)."""
     from ..pipeline.scan_filter import ScanFilter, parse_time
@@ -156,6 +154,25 @@ def scan(
             close()
 
 
+@contextmanager
+def engine_progress(runner: Any, label: str, size: Callable[[], int],
+                    streaming: bool = False) -> Iterator[None]:
+    """A bar on stderr (a terminal) while the local engine reads (Spark shows its own). Not
+    while rows stream to that terminal: they would tear the bar, and they show progress."""
+    if runner.name != "local" or not sys.stderr.isatty() or (streaming
+                                                             and sys.stdout.isatty()):
+        yield
+        return
+    advance, stop = progress_bar(label, size())
+    runner.progress = advance
+    try:
+        yield
+    finally:
+        runner.progress = None
+        if stop is not None:
+            stop()
+
+
 def _summary(runner: Any) -> None:
     plan = runner.last_plan
     if plan is None:
@@ -166,24 +183,32 @@ def _summary(runner: Any) -> None:
 
 
 def _run(runner: Any, f: Any, count: bool, target: Any, output: str) -> int:
-    from ..formatters.scan_records import record_json, write_scan_table
+    from ..formatters import get_formatter
+    from ..formatters.scan_records import record_json, scan_table_section
+
+    def size() -> int:  # asked only when a bar is shown
+        return runner.read_size(f)
 
     if count:
-        n = runner.count(f)
-        sys.stdout.write(f"{n}\n" if output == "table" else f'{{"count":{n}}}\n')
+        with engine_progress(runner, "counting", size):
+            n = runner.count(f)
+        sys.stdout.write(f"{n}\n" if output in ("table", "text") else
+                         f"count: {n}\n" if output == "yaml" else f'{{"count":{n}}}\n')
         _summary(runner)
         return 0
     if target is not None:
-        n = runner.export(target, f)
+        with engine_progress(runner, "exporting", size):
+            n = runner.export(target, f)
         _summary(runner)
         err(f"pylogctl: wrote {n} records to {target.directory} ({target.fmt})")
         return 0
-    if output == "table":
-        write_scan_table(runner.rows(f, ("topic", "partition", "offset", "timestamp", "key",
-                                         "value")), sys.stdout)
-    else:
-        from ..formatters.rows import write_rows
+    with engine_progress(runner, "scanning", size, streaming=True):
+        if output in ("table", "text"):
+            get_formatter(output).write([scan_table_section(runner.rows(
+                f, ("topic", "partition", "offset", "timestamp", "key", "value")))], sys.stdout)
+        else:
+            from ..formatters.rows import write_rows
 
-        write_rows((record_json(r) for r in runner.rows(f)), sys.stdout, output)
+            write_rows((record_json(r) for r in runner.rows(f)), sys.stdout, output)
     _summary(runner)
     return 0

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import enum
 import sys
 from typing import List, Optional
 
@@ -10,8 +9,9 @@ import typer
 
 from ..errors import ExitCode
 from .app import EXIT_CODES_HELP, app
-from .output import err, guarded_output
-from .scan import Engine, engine_option, make_engine, master_option, split_bytes_option
+from .output import OutputFormat, err, guarded_output
+from .scan import (Engine, engine_option, engine_progress, make_engine, master_option,
+                   split_bytes_option)
 
 HELP = (
     "Statistics of log dirs (a log dir, several, a dir holding log dirs, or partition dirs), "
@@ -30,11 +30,6 @@ HELP = (
 )
 
 
-class StatsOutput(str, enum.Enum):
-    table = "table"
-    json = "json"
-
-
 @app.command("stats", help=HELP, epilog=EXIT_CODES_HELP)
 def stats(
     paths: List[str] = typer.Argument(..., metavar="PATH...", show_default=False,
@@ -43,13 +38,18 @@ def stats(
     engine: Engine = engine_option(),
     master: Optional[str] = master_option(),
     split_bytes: int = split_bytes_option(),
-    output: StatsOutput = typer.Option(StatsOutput.table, "--output", "-o",
-                                       help="table (partitions, then groups); json."),
+    output: OutputFormat = typer.Option(OutputFormat.table, "--output", "-o",
+                                        help="table (partitions, then groups; a rich table on "
+                                        "a terminal, plain columns when piped); text (those "
+                                        "plain columns, always); json; ndjson (a partition or "
+                                        "group per line, its \"type\" first); yaml (the json "
+                                        "document)."),
 ) -> None:
     """Statistics (the help text is ``HELP``)."""
     runner = make_engine(engine, list(paths), master, split_bytes, "one")
     try:
-        result = runner.stats()
+        with engine_progress(runner, "reading", lambda: runner.stats_read_size()):
+            result = runner.stats()
     finally:
         close = getattr(runner, "close", None)
         if close is not None:
@@ -58,13 +58,14 @@ def stats(
 
 
 def _write(result, output: str, runner) -> int:
-    from ..formatters.scan_records import write_stats_json, write_stats_tables
+    from ..formatters import get_formatter
+    from ..formatters.scan_records import stats_table_sections, write_stats_document
 
-    if output == "json":
-        write_stats_json(result.partitions, result.groups, sys.stdout)
+    if output not in ("table", "text"):
+        write_stats_document(result.partitions, result.groups, sys.stdout, output)
     else:
         shown = [p for p in result.partitions if p["records"] or p["segmentBytes"]]
-        write_stats_tables(shown, result.groups, sys.stdout)
+        get_formatter(output).write(stats_table_sections(shown, result.groups), sys.stdout)
         if len(shown) < len(result.partitions):
             result.notes.insert(0, f"{len(result.partitions) - len(shown)} partitions without "
                                 f"data not shown (-o json lists every partition)")

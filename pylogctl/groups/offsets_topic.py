@@ -33,6 +33,7 @@ from .replicas import LogDirs, ReplicaChoice
 if TYPE_CHECKING:
     import multiprocessing.context
 
+Progress = Callable[[int], None]
 PARALLEL_MIN_BYTES = 64 << 20  # below this, starting processes costs more than it saves
 
 
@@ -76,14 +77,49 @@ class OffsetsTopic:
         n = self.partition_count
         return partition_for(group_id, n) if n else None
 
+    def read_size(self, group_ids: Collection[str] | None = None) -> int:
+        """The segment bytes :meth:`load` of ``group_ids`` reads: the total of a progress
+        bar (replicas are chosen once, so loading afterwards reads the same ones)."""
+        return sum(_size(t.path) for t in self._tasks(group_ids, GroupsLoad(0)))
+
     def load(self, group_ids: Collection[str] | None = None, *,
-             workers: int | None = None) -> GroupsLoad:
+             workers: int | None = None, progress: Progress | None = None) -> GroupsLoad:
         """Load every partition, or only the partitions (and groups) of ``group_ids``.
 
         Partitions are independent, so a big load runs in ``workers`` processes (default:
         one per CPU once there are :data:`PARALLEL_MIN_BYTES` to read; 1 reads in-process).
+        ``progress`` is called with each partition's segment bytes once it is loaded.
         """
         result = GroupsLoad(self.partition_count)
+        tasks = self._tasks(group_ids, result)
+        sizes = {t.partition: _size(t.path) for t in tasks}
+
+        def done(loaded: LoadedPartition) -> LoadedPartition:
+            if progress is not None:
+                progress(sizes[loaded.partition])
+            return loaded
+
+        if workers is None:
+            workers = (os.cpu_count() or 1) if sum(sizes.values()) >= PARALLEL_MIN_BYTES else 1
+        workers = min(workers, len(tasks))
+        if workers > 1:
+            from concurrent.futures import ProcessPoolExecutor  # only for big loads
+
+            with ProcessPoolExecutor(workers, mp_context=_context()) as pool:
+                # biggest first, so that no worker is left with a big one at the end
+                order = sorted(tasks, key=lambda t: -sizes[t.partition])
+                loaded = {p.partition: done(p)
+                          for p in map(_unpack, pool.map(_load_packed, order))}
+            result.partitions = [loaded[t.partition] for t in tasks]
+        else:
+            result.partitions = [done(_load(t)) for t in tasks]
+        for loaded_partition in result.partitions:
+            result.groups.update(loaded_partition.groups)
+        return result
+
+    def _tasks(self, group_ids: Collection[str] | None, result: GroupsLoad) -> list[_Task]:
+        """What loading ``group_ids`` reads; the replicas chosen and the partitions absent
+        go into ``result``."""
         wanted: dict[int, set[str] | None] = {}
         if group_ids is None:
             wanted = {p: None for p in self.present if p < self.partition_count}
@@ -102,23 +138,7 @@ class OffsetsTopic:
             replica = choice.chosen
             tasks.append(_Task(replica.path, partition, replica.log_start_offset, groups,
                                self.log_dirs.topic_ids))
-        if workers is None:
-            size = sum(_size(t.path) for t in tasks)
-            workers = (os.cpu_count() or 1) if size >= PARALLEL_MIN_BYTES else 1
-        workers = min(workers, len(tasks))
-        if workers > 1:
-            from concurrent.futures import ProcessPoolExecutor  # only for big loads
-
-            with ProcessPoolExecutor(workers, mp_context=_context()) as pool:
-                # biggest first, so that no worker is left with a big one at the end
-                order = sorted(tasks, key=lambda t: -_size(t.path))
-                loaded = {p.partition: p for p in map(_unpack, pool.map(_load_packed, order))}
-            result.partitions = [loaded[t.partition] for t in tasks]
-        else:
-            result.partitions = [_load(t) for t in tasks]
-        for loaded_partition in result.partitions:
-            result.groups.update(loaded_partition.groups)
-        return result
+        return tasks
 
 
 @dataclass(frozen=True)

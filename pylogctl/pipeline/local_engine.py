@@ -8,38 +8,85 @@ differ only in where the splits are read.
 from __future__ import annotations
 
 import os
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from .columns import select
 from .export import ExportTarget, write_local
-from .plan import DEFAULT_SPLIT_BYTES, ScanPlan, plan_scan
+from .plan import DEFAULT_SPLIT_BYTES, ScanPlan, SegmentSplit, plan_scan
 from .scan_filter import ScanFilter
 from .segment_reader import chunk_rows, read_split
 from .stats import STATS_COLUMNS, PartitionAccumulator, PartitionCounts, StatsReport, report
 
+Progress = Callable[[int], None]
+
+
+def split_size(split: SegmentSplit) -> int:
+    """The bytes of a split's byte range (to the end of the file when it has no stop)."""
+    stop = split.stop if split.stop is not None else os.path.getsize(split.path)
+    return max(0, stop - split.start)
+
 
 class LocalEngine:
+    """``progress``, when set, is called with each split's bytes once it is read (and, for
+    :meth:`stats`, with the bytes of the consumer groups' replay): the advance of a progress
+    bar whose total :meth:`read_size` or :meth:`stats_read_size` gives."""
+
     name = "local"
 
     def __init__(self, paths: list[str], *, split_bytes: int = DEFAULT_SPLIT_BYTES,
-                 replicas: str = "one") -> None:
+                 replicas: str = "one", progress: Progress | None = None) -> None:
         self.paths = [os.path.abspath(os.fspath(p)) for p in paths]
         self.split_bytes = split_bytes
         self.replicas = replicas
+        self.progress = progress
         self.last_plan: ScanPlan | None = None
+        self._sized: tuple[tuple[ScanFilter, str], ScanPlan] | None = None
 
     def close(self) -> None:
         """Nothing to release (the Spark engine's counterpart stops its session)."""
 
     def plan(self, scan_filter: ScanFilter = ScanFilter()) -> ScanPlan:
-        self.last_plan = plan_scan(self.paths, scan_filter, split_bytes=self.split_bytes,
-                                   replicas=self.replicas)
-        return self.last_plan
+        return self._plan(scan_filter, self.replicas)
+
+    def _plan(self, scan_filter: ScanFilter, replicas: str, keep: bool = False) -> ScanPlan:
+        """A new plan, except that the one made to size a progress bar (``keep``) is used
+        by the next read of the same filter: the bar's total is what that read covers."""
+        sized, self._sized = self._sized, None
+        if sized is not None and sized[0] == (scan_filter, replicas):
+            plan = sized[1]
+        else:
+            plan = plan_scan(self.paths, scan_filter, split_bytes=self.split_bytes,
+                             replicas=replicas)
+        if keep:
+            self._sized = ((scan_filter, replicas), plan)
+        self.last_plan = plan
+        return plan
+
+    def read_size(self, scan_filter: ScanFilter = ScanFilter()) -> int:
+        """The segment bytes reading ``scan_filter``'s records covers."""
+        return sum(map(split_size, self._plan(scan_filter, self.replicas, keep=True).splits))
+
+    def stats_read_size(self) -> int:
+        """The bytes :meth:`stats` reads: every split, then ``__consumer_offsets`` again for
+        the groups' lag."""
+        plan = self._plan(ScanFilter(), "one", keep=True)
+        size = sum(map(split_size, plan.splits))
+        if plan.log_dirs:
+            from ..tools.consumer_groups import ConsumerGroups
+
+            size += ConsumerGroups(plan.log_dirs).read_size(None)
+        return size
+
+    def _read(self, split: SegmentSplit, scan_filter: ScanFilter,
+              columns: tuple[str, ...]) -> Iterator[Any]:
+        yield from read_split(split, scan_filter, columns)
+        if self.progress is not None:
+            self.progress(split_size(split))
 
     def _chunks(self, scan_filter: ScanFilter, columns: tuple[str, ...]):
         plan = self.plan(scan_filter)
         for split in plan.splits:
-            yield from read_split(split, scan_filter, columns)
+            yield from self._read(split, scan_filter, columns)
 
     def rows(self, scan_filter: ScanFilter = ScanFilter(),
              columns: tuple[str, ...] | None = None) -> Iterator[dict[str, Any]]:
@@ -57,12 +104,11 @@ class LocalEngine:
         cols = select(columns)
         target.check_absent()
         plan = self.plan(scan_filter)
-        parts = (read_split(split, scan_filter, cols) for split in plan.splits)
+        parts = (self._read(split, scan_filter, cols) for split in plan.splits)
         return write_local(target, parts, cols)[1]
 
     def stats(self) -> StatsReport:
-        plan = plan_scan(self.paths, split_bytes=self.split_bytes, replicas="one")
-        self.last_plan = plan
+        plan = self._plan(ScanFilter(), "one")
         counts: dict[tuple[str, int], PartitionCounts] = {}
         current: tuple[str, int] | None = None
         acc = PartitionAccumulator()
@@ -72,9 +118,9 @@ class LocalEngine:
                 if current is not None:
                     counts[current] = acc.finish()
                 current, acc = key, PartitionAccumulator()
-            for chunk in read_split(split, ScanFilter(), STATS_COLUMNS):
+            for chunk in self._read(split, ScanFilter(), STATS_COLUMNS):
                 acc.add(chunk)
         if current is not None:
             counts[current] = acc.finish()
         sources = [(p.topic, p.partition, p.segment_bytes) for p in plan.partitions]
-        return report(sources, counts, plan.log_dirs, list(plan.notes))
+        return report(sources, counts, plan.log_dirs, list(plan.notes), self.progress)

@@ -26,7 +26,7 @@ committed offset), by the same loader (:class:`pylogctl.tools.consumer_groups.Co
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 # the columns the statistics are computed from
 STATS_COLUMNS = ("topic", "partition", "offset", "timestamp", "key", "keySize", "valueSize",
@@ -130,14 +130,16 @@ class StatsReport:
         return {"partitions": self.partitions, "groups": self.groups}
 
 
-def group_lag(log_dirs: list[str]) -> tuple[list[dict[str, Any]], list[str], bool]:
+def group_lag(log_dirs: list[str], progress: Callable[[int], None] | None = None
+              ) -> tuple[list[dict[str, Any]], list[str], bool]:
     """``(a row per consumer group, notes, whether reading met invalid data)``: the
-    committed partitions, how many have a known lag, and their summed lag."""
+    committed partitions, how many have a known lag, and their summed lag. ``progress``
+    gets the __consumer_offsets bytes replayed (:meth:`ConsumerGroups.read_size`)."""
     if not log_dirs:
         return [], [], False
     from ..tools.consumer_groups import ConsumerGroups
 
-    groups = ConsumerGroups(log_dirs)
+    groups = ConsumerGroups(log_dirs, progress=progress)
     reports = groups.describe(None, "offsets")
     rows = []
     for report in reports:
@@ -162,12 +164,14 @@ def counts_from(values: dict[str, Any]) -> PartitionCounts:
 
 def report(sources: Iterable[tuple[str, int, int]], counts: dict[tuple[str, int],
                                                                   PartitionCounts],
-           log_dirs: list[str], notes: list[str]) -> StatsReport:
-    """The report from each partition's ``(topic, partition, segment bytes)`` and counts."""
+           log_dirs: list[str], notes: list[str],
+           progress: Callable[[int], None] | None = None) -> StatsReport:
+    """The report from each partition's ``(topic, partition, segment bytes)`` and counts
+    (``progress``: for the consumer groups' replay, see :func:`group_lag`)."""
     seen: dict[tuple[str, int], int] = {}
     for topic, partition, segment_bytes in sources:
         seen[(topic, partition)] = seen.get((topic, partition), 0) + segment_bytes
     rows = [partition_row(t, p, b, counts.get((t, p), PartitionCounts()))
             for (t, p), b in sorted(seen.items())]
-    groups, group_notes, problem = group_lag(log_dirs)
+    groups, group_notes, problem = group_lag(log_dirs, progress)
     return StatsReport(rows, groups, notes + group_notes, problem)

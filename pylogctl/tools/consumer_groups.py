@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from ..errors import UsageError
 from ..format.group_coordinator_records import TOPIC
@@ -109,12 +109,20 @@ class ConsumerGroups:
     """The groups of the given log dirs, described as kafka-consumer-groups.sh would."""
 
     def __init__(self, paths: Sequence[str | os.PathLike[str]], lag_from: LagFrom = "hw",
-                 partition_count: int | None = None) -> None:
+                 partition_count: int | None = None,
+                 progress: Callable[[int], None] | None = None) -> None:
         self.log_dirs = LogDirs(paths)
         self.topic = OffsetsTopic(self.log_dirs, partition_count)
         self.end_offsets = EndOffsets(self.log_dirs, lag_from)
         self.lag_from = lag_from
         self.load: GroupsLoad | None = None
+        # called with the segment bytes of each __consumer_offsets partition loaded; may be
+        # set after construction, once read_size() has given a progress bar its total
+        self.progress = progress
+
+    def read_size(self, group_ids: Iterable[str] | None) -> int:
+        """The __consumer_offsets bytes loading ``group_ids`` (None: every group) reads."""
+        return self.topic.read_size(None if group_ids is None else set(group_ids))
 
     def provenance(self, view: str) -> Provenance:
         """What the last list or describe read, and what the columns of ``view`` (``list``,
@@ -166,7 +174,8 @@ class ConsumerGroups:
 
     def load_groups(self, group_ids: Iterable[str] | None) -> dict[str, Group]:
         """Load ``group_ids`` (None: every group) and keep how they were read in ``load``."""
-        self.load = self.topic.load(None if group_ids is None else set(group_ids))
+        self.load = self.topic.load(None if group_ids is None else set(group_ids),
+                                    progress=self.progress)
         return self.load.groups
 
     # -- --list -------------------------------------------------------------------------
@@ -303,4 +312,3 @@ def assignment_json(partitions: Iterable[TopicPartition]) -> list[dict[str, Any]
     for tp in partitions:
         by_topic.setdefault(tp.topic, []).append(tp.partition)
     return [{"topic": t, "partitions": sorted(ps)} for t, ps in sorted(by_topic.items())]
-

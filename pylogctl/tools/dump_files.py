@@ -7,7 +7,7 @@ from __future__ import annotations
 import enum
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterable, Union
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Union
 
 from ..errors import PylogctlError, UsageError
 from ..storage.log_dir import child_log_dirs, is_log_dir, is_partition_dir, partition_dir_files
@@ -83,10 +83,12 @@ def expand_paths(paths: Iterable[str | os.PathLike[str]]) -> list[str]:
 
 
 def dump_file(path: str | os.PathLike[str], options: DumpOptions = DumpOptions(),
-              index_options: IndexDumpOptions = IndexDumpOptions()) -> AnyDump:
+              index_options: IndexDumpOptions = IndexDumpOptions(),
+              progress: Callable[[int], None] | None = None) -> AnyDump:
     """The dump for ``path`` (a log dir gets its summary); raises only for a KRaft snapshot
     name it cannot parse and for a directory that is not a log dir (:func:`expand_paths`
-    expands the others)."""
+    expands the others). ``progress`` gets the bytes of a segment or snapshot as they are
+    dumped (the other files are small, or quick to verify)."""
     path = os.fspath(path)
     if os.path.isdir(path):
         if classify_path(path) is not PathKind.LOG_DIR:
@@ -99,7 +101,7 @@ def dump_file(path: str | os.PathLike[str], options: DumpOptions = DumpOptions()
     suffix = suffix_of(path)
     if suffix in (LOG_SUFFIX, CHECKPOINT_SUFFIX):
         from .dump_log_segments import dump_log
-        return dump_log(path, options)
+        return dump_log(path, options, progress)
     if suffix in (INDEX_SUFFIX, TIME_INDEX_SUFFIX):
         from .dump_index import dump_index
         return dump_index(path, index_options)

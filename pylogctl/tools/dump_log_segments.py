@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from ..errors import CorruptRecordError, PylogctlError
 from ..format.control import (ControlRecordType, decode_control_value, parse_control_key,
@@ -38,6 +38,7 @@ except ImportError:
 if os.environ.get("PYLOGCTL_NO_SPEEDUPS", "") not in ("", "0"):
     _c_batch_lines = None
 _LINES_PER_CHUNK = 4096
+PROGRESS_STEP = 4 * 1024 * 1024  # bytes between progress reports: a call per batch costs
 
 @dataclass
 class LogDump:
@@ -50,6 +51,8 @@ class LogDump:
     items_key: str = "batches"
     footer: dict[str, Any] = field(default_factory=dict)
     error: PylogctlError | None = None
+    # called with the bytes dumped so far, every PROGRESS_STEP or so and at the end
+    progress: Callable[[int], None] | None = None
 
     @property
     def items(self) -> Iterator[dict[str, Any]]:
@@ -74,8 +77,10 @@ def _base_offset_from_name(path: str) -> int:
                             f"base offset", path=path) from None
 
 
-def dump_log(path: str | os.PathLike[str], options: DumpOptions = DumpOptions()) -> LogDump:
-    """Prepare the dump of a ``.log`` segment or a KRaft ``.checkpoint`` snapshot."""
+def dump_log(path: str | os.PathLike[str], options: DumpOptions = DumpOptions(),
+             progress: Callable[[int], None] | None = None) -> LogDump:
+    """Prepare the dump of a ``.log`` segment or a KRaft ``.checkpoint`` snapshot;
+    ``progress`` gets the bytes dumped as the batches are consumed."""
     path = os.fspath(path)
     name = os.path.basename(path)
     header: dict[str, Any] = {"file": path}
@@ -93,7 +98,7 @@ def dump_log(path: str | os.PathLike[str], options: DumpOptions = DumpOptions())
         header["snapshotEndOffset"], header["snapshotEpoch"] = snap
     else:
         raise PylogctlError(f"Not a log segment or KRaft snapshot: {path}", path=path)
-    return LogDump(path=path, header=header, options=options)
+    return LogDump(path=path, header=header, options=options, progress=progress)
 
 
 def _dump_batches(dump: LogDump, lines: bool = False) -> Iterator[dict[str, Any] | str]:
@@ -112,6 +117,8 @@ def _dump_batches(dump: LogDump, lines: bool = False) -> Iterator[dict[str, Any]
     first_invalid: int | None = None
     size = 0
     position = None
+    progress = dump.progress
+    reported = 0
     try:
         with FileRecords(dump.path, end=opts.max_bytes) as fr:
             size = fr.size_in_bytes
@@ -128,6 +135,9 @@ def _dump_batches(dump: LogDump, lines: bool = False) -> Iterator[dict[str, Any]
                         invalid_batches += invalid
                         fr.release(pos)
                         yield text
+                        if progress is not None and valid_bytes - reported >= PROGRESS_STEP:
+                            progress(valid_bytes - reported)
+                            reported = valid_bytes
                         continue
                 batch = None
                 for batch in fr.batches(pos):
@@ -149,6 +159,9 @@ def _dump_batches(dump: LogDump, lines: bool = False) -> Iterator[dict[str, Any]
                         item["records"] = recs
                     valid_bytes += batch.size_in_bytes
                     yield item
+                    if progress is not None and valid_bytes - reported >= PROGRESS_STEP:
+                        progress(valid_bytes - reported)
+                        reported = valid_bytes
                     if fast:
                         break
                 if batch is None:
@@ -156,6 +169,8 @@ def _dump_batches(dump: LogDump, lines: bool = False) -> Iterator[dict[str, Any]
                 pos = valid_bytes
     except PylogctlError as exc:
         dump.error = exc.at(dump.path, position)
+    if progress is not None and valid_bytes > reported:
+        progress(valid_bytes - reported)
     trailing = size - valid_bytes
     dump.footer = {
         "validBytes": valid_bytes,

@@ -166,7 +166,7 @@ def test_output_choices_and_decoder_options_take_values() -> None:
     vopts = _bash_block(("dump-segment",)).split("vopts='")[1].split("'")[0].split()
     assert {"--key-decoder", "--value-decoder", "--max-bytes", "--files", "-o"} <= set(vopts)
     assert "--deep-iteration" not in vopts
-    assert "-s o -l output -r -f -a 'text json ndjson yaml'" in FISH.read_text()
+    assert "-s o -l output -r -f -a 'text table json ndjson yaml'" in FISH.read_text()
     assert "--key-decoder=[" in ZSH.read_text() and "--deep-iteration[" in ZSH.read_text()
 
 
@@ -193,7 +193,7 @@ def test_bash_completes_subcommands_options_values_and_paths(tmp_path: Path) -> 
     ], tmp_path)
     assert got[0] == ["dump-segment"]
     assert got[1] == ["--output"]
-    assert got[2] == ["text", "json", "ndjson", "yaml"]
+    assert got[2] == ["text", "table", "json", "ndjson", "yaml"]
     assert got[3] == ["json"]
     assert got[4] == ["logs/00000000000000000000.log"]
     assert got[5] == []  # a number: nothing to offer, and no option names
@@ -233,7 +233,7 @@ true"""
     proc = subprocess.run([fish, "--no-config", "-c", script], cwd=tmp_path,
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.splitlines() == ["dump-segment", "--output", "json ndjson text yaml",
+    assert proc.stdout.splitlines() == ["dump-segment", "--output", "json ndjson table text yaml",
                                         "sub/"]
 
 

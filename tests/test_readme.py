@@ -1,0 +1,237 @@
+"""The README's tour runs: every example's output is what the command prints today (issue 9).
+
+Convention (also stated in the README's tour):
+
+- An example is a fenced block whose info string is ``console`` and whose first line starts
+  with ``$ ``. That line is the command (run by ``bash -c``, so pipes, ``&&`` and ``||`` work);
+  every other line of the block is its expected output: stdout and stderr in one stream, as
+  printed when the output is piped (plain text, no colour, no progress bars).
+- The examples run in README order, in one shared temporary dir: ``/tmp/tour`` in a command
+  (and in every path starting with it, such as ``/tmp/tour-backup``) becomes ``<tmp>/tour``,
+  and ``<tmp>/tour`` in the output is turned back into ``/tmp/tour``. ``../shared/corpus``
+  becomes the corpus dir; commands run from the repository root.
+- Every command must exit 0; one that should fail is written ``... || echo "exit $?"``.
+- An HTML comment on the line just above the fence changes how its block is run:
+  ``<!-- readme-test: skip -->`` never runs it (a broker that serves until it is stopped);
+  ``<!-- readme-test: corpus -->`` runs it only when the real corpus is present.
+- Only what genuinely varies between runs is normalised: a timestamp (epoch milliseconds, or
+  ISO 8601) that the run printed within a day of the current time matches whatever the README
+  shows at that place (commit times of offsets written during the tour); an age such as
+  ``1102d 13:57:35.215 old`` matches any age. Everything else must be equal, byte for byte.
+
+``python tests/test_readme.py`` rewrites the outputs in README.md from a fresh run (review the
+diff before committing it); ``python tests/test_readme.py --check`` prints the differences.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import difflib
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+README = REPO / "README.md"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from support import CORPUS, CORPUS_MISSING_REASON  # noqa: E402 - needs the path above
+
+TOUR_DIR = "/tmp/tour"
+CORPUS_IN_README = "../shared/corpus"
+MARKER = re.compile(r"^<!--\s*readme-test:\s*(skip|corpus)\s*-->\s*$")
+FENCE = re.compile(r"^```(\S*)\s*$")
+COMMAND_TIMEOUT = 60
+NEAR_NOW_MS = 24 * 3600 * 1000
+
+# Timestamps: 13-digit epoch milliseconds, or ISO 8601 with seconds (a 'Z' or offset optional).
+TIMESTAMP = re.compile(
+    r"(?<![0-9])(1[0-9]{12})(?![0-9])"
+    r"|(\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:?\d\d)?)")
+AGE = re.compile(r"\b(?:\d+d )?\d\d:\d\d:\d\d(?:\.\d+)? old\b")
+
+
+@dataclass
+class Example:
+    command: str
+    expected: list[str]
+    mode: str | None      # None (run), "skip" or "corpus"
+    start: int            # index of the fence line in README's lines
+    end: int              # index of the closing fence line
+
+
+def parse_examples(lines: list[str]) -> list[Example]:
+    """Every ```console block whose first line starts with '$ ', in README order."""
+    examples: list[Example] = []
+    i = 0
+    while i < len(lines):
+        match = FENCE.match(lines[i])
+        if not match:
+            i += 1
+            continue
+        j = i + 1
+        while j < len(lines) and not lines[j].startswith("```"):
+            j += 1
+        body = lines[i + 1:j]
+        if match.group(1) == "console" and body and body[0].startswith("$ "):
+            marker = MARKER.match(lines[i - 1]) if i > 0 else None
+            examples.append(Example(body[0][2:], body[1:], marker.group(1) if marker else None,
+                                    i, j))
+        i = j + 1
+    return examples
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+    for name in ("PYLOGCTL_DEBUG", "PYLOGCTL_NO_SPEEDUPS", "FORCE_COLOR"):
+        env.pop(name, None)
+    env["TZ"] = "UTC"
+    return env
+
+
+def run_example(example: Example, tmp: Path) -> tuple[int, list[str]]:
+    tour = str(tmp / "tour")
+    command = example.command.replace(TOUR_DIR, tour).replace(CORPUS_IN_README, str(CORPUS))
+    proc = subprocess.run(["bash", "-c", command], cwd=REPO, env=_env(), stdin=subprocess.DEVNULL,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          timeout=COMMAND_TIMEOUT)
+    out = proc.stdout.decode("utf-8", "replace").replace(tour, TOUR_DIR)
+    out = out.replace(str(CORPUS), CORPUS_IN_README)
+    return proc.returncode, out.splitlines()
+
+
+def _epoch_ms(token: str) -> int | None:
+    if token.isdigit():
+        return int(token)
+    text = token.replace(" ", "T").replace("Z", "+00:00")
+    try:
+        stamp = _dt.datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    if stamp.tzinfo is None:
+        stamp = stamp.replace(tzinfo=_dt.timezone.utc)
+    return int(stamp.timestamp() * 1000)
+
+
+def _split(line: str) -> tuple[list[str], list[str]]:
+    """The line cut at its timestamps: (the text between them, the timestamps)."""
+    line = AGE.sub("<age> old", line)
+    texts, stamps, pos = [], [], 0
+    for match in TIMESTAMP.finditer(line):
+        texts.append(line[pos:match.start()])
+        stamps.append(match.group(0))
+        pos = match.end()
+    texts.append(line[pos:])
+    return texts, stamps
+
+
+def lines_match(expected: str, actual: str, now_ms: int) -> bool:
+    e_texts, e_stamps = _split(expected)
+    a_texts, a_stamps = _split(actual)
+    if e_texts != a_texts:
+        return False
+    for e, a in zip(e_stamps, a_stamps):
+        if e == a:
+            continue
+        a_ms = _epoch_ms(a)
+        if a_ms is None or abs(a_ms - now_ms) > NEAR_NOW_MS or len(e) != len(a):
+            return False
+    return True
+
+
+def outputs_match(expected: list[str], actual: list[str], now_ms: int) -> bool:
+    return len(expected) == len(actual) and all(
+        lines_match(e, a, now_ms) for e, a in zip(expected, actual))
+
+
+def _runnable(example: Example) -> bool:
+    if example.mode == "skip":
+        return False
+    return example.mode != "corpus" or CORPUS.is_dir()
+
+
+def run_all(tmp: Path) -> list[tuple[Example, int, list[str]]]:
+    examples = parse_examples(README.read_text(encoding="utf-8").splitlines())
+    return [(ex, *run_example(ex, tmp)) for ex in examples if _runnable(ex)]
+
+
+def test_readme_examples_are_current(tmp_path):
+    started = time.monotonic()
+    now_ms = int(time.time() * 1000)
+    results = run_all(tmp_path)
+    assert len(results) >= 20, "the README tour lost its examples"
+    problems = []
+    for example, code, actual in results:
+        if code != 0:
+            problems.append(f"$ {example.command}\nexited {code}; printed:\n" + "\n".join(actual))
+        elif not outputs_match(example.expected, actual, now_ms):
+            diff = difflib.unified_diff(example.expected, actual, "README.md", "actual",
+                                        lineterm="")
+            problems.append(f"$ {example.command} (README line {example.start + 2})\n"
+                            + "\n".join(diff))
+    assert not problems, ("README examples are stale (python tests/test_readme.py rewrites "
+                          "them; review the diff):\n\n" + "\n\n".join(problems))
+    assert time.monotonic() - started < 60
+
+
+def test_tour_covers_every_subcommand():
+    from pylogctl.cli.app import app
+    import typer.main
+
+    group = typer.main.get_command(app)
+    commands = set(group.commands)  # type: ignore[attr-defined]
+    examples = parse_examples(README.read_text(encoding="utf-8").splitlines())
+    shown = {ex.command.split("pylogctl ", 1)[1].split()[0]
+             for ex in examples if "pylogctl " in ex.command}
+    assert commands <= shown, f"no README example for {sorted(commands - shown)}"
+
+
+def test_normalisation_is_narrow():
+    now = int(time.time() * 1000)
+    iso_now = _dt.datetime.fromtimestamp(now / 1000, _dt.timezone.utc).strftime(
+        "%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    assert lines_match('"commitTimestamp":1795263031989}', f'"commitTimestamp":{now}}}', now)
+    assert lines_match("MIN 2026-11-21T12:10:31.989Z x", f"MIN {iso_now} x", now)
+    assert lines_match("is 1102d 13:57:35.215 old, more", "is 1500d 01:02:03.004 old, more", now)
+    # the sample's fixed timestamps, and everything else, must be equal
+    assert not lines_match("CreateTime: 1700000000014", "CreateTime: 1700000000015", now)
+    assert not lines_match("offset: 5", "offset: 6", now)
+    assert not lines_match("a  b", "a b", now)
+
+
+def _update() -> int:
+    lines = README.read_text(encoding="utf-8").splitlines()
+    with tempfile.TemporaryDirectory() as tmp:
+        results = run_all(Path(tmp))
+    check = "--check" in sys.argv[1:]
+    now_ms = int(time.time() * 1000)
+    stale = 0
+    for example, code, actual in reversed(results):
+        if code != 0:
+            print(f"exit {code}: $ {example.command}\n" + "\n".join(actual), file=sys.stderr)
+            stale += 1
+            continue
+        if outputs_match(example.expected, actual, now_ms):
+            continue
+        stale += 1
+        if check:
+            print("\n".join(difflib.unified_diff(example.expected, actual, "README.md", "actual",
+                                                 lineterm="")))
+        else:
+            lines[example.start + 2:example.end] = actual
+    if not check:
+        README.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    print(f"{stale} of {len(results)} examples {'stale' if check else 'rewritten'}",
+          file=sys.stderr)
+    return 1 if stale and check else 0
+
+
+if __name__ == "__main__":
+    sys.exit(_update())
