@@ -1,6 +1,6 @@
 """Tables: aligned plain columns when piped, a rich table on a terminal.
 
-Two layers. :func:`stream_table` and :func:`render_table` lay out rows of ready-made cells.
+Two layers. :func:`stream_table` lays out rows of ready-made cells.
 :class:`TableFormatter` is the ``table`` output of every subcommand: it takes the same
 sections as the other formatters and shows each one as its header (``key: value`` lines),
 its items as rows, then its footer. Columns are the item keys in first-seen order; nested
@@ -82,17 +82,6 @@ def _rich_table(columns: Sequence[str], rows: Iterable[Sequence[str]], out: Text
     for row in rows:
         table.add_row(*(Text(c) for c in row))
     Console(file=out, highlight=False).print(table)
-
-
-def render_table(columns: Sequence[str], rows: list[Sequence[str]], out: TextIO,
-                 right: Sequence[bool], title: str | None = None) -> None:
-    """A whole table: rich on a terminal, plain columns (with ``title`` above) otherwise."""
-    if color_allowed(out):
-        _rich_table(columns, rows, out, right, title)
-        return
-    if title:
-        out.write(title + "\n")
-    stream_table(columns, rows, out, right, block=max(1, len(rows)))
 
 
 def cell(value: Any) -> str:

@@ -37,7 +37,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import time
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable
 
@@ -123,10 +122,6 @@ ADVERTISED_MIN_VERSION: dict[int, int] = {0: 0}
 def api_versions_list() -> list[dict[str, int]]:
     return [{"api_key": k, "min_version": ADVERTISED_MIN_VERSION.get(k, lo), "max_version": hi}
             for k, (_, lo, hi) in sorted(SUPPORTED.items())]
-
-
-def _now() -> int:
-    return time.time_ns() // 1_000_000
 
 
 class KafkaApis(CoordinatorApis):

@@ -287,14 +287,6 @@ class LogManager:
             handle.cancel()
             self._delete_now(segment)
 
-    def flush_dirty(self) -> None:
-        """Flush what was appended since the last flush (the periodic flusher; Kafka leaves
-        it to the OS by default and fsyncs on roll, the loader recovers the rest)."""
-        for loaded in self.logs.values():
-            log = loaded.log
-            if log.recovery_point < log.log_end_offset:
-                log.flush()
-
 
 def _write_partition_metadata(directory: str, topic_id: uuid.UUID) -> None:
     write_file_atomically(os.path.join(directory, PARTITION_METADATA),

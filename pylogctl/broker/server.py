@@ -162,9 +162,6 @@ class Broker:
         self.log_manager.shutdown()
         logger.info("Broker %d shut down cleanly", self.config.node_id)
 
-    async def wait_stopped(self) -> None:
-        await self._stopped.wait()
-
 
 async def serve(config: BrokerConfig, on_ready: Callable[[int], None] | None = None) -> None:
     """Run a broker until SIGTERM or SIGINT, then shut it down cleanly; ``on_ready(port)``

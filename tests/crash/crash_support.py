@@ -21,7 +21,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, TypeVar
 
 HERE = Path(__file__).resolve().parent
 CRASHPOINT = HERE / "crashpoint.py"
@@ -30,6 +30,7 @@ SEGMENT_NAME = re.compile(r"^(\d{20})\.log$")
 LEFTOVER_SUFFIXES = (".swap", ".cleaned", ".deleted")  # Kafka's loader resolves them
 TEMP_SUFFIX = ".tmp"  # an atomic write's temp file
 KILLED = -9  # subprocess returncode of a process that died of SIGKILL
+P = TypeVar("P")
 
 
 # -- the oracle ---------------------------------------------------------------------------------
@@ -197,6 +198,15 @@ def spread(count: int, most: int) -> list[int]:
 
 
 KILL_WORKERS = 2  # kill runs in parallel: the machine's cores
+
+
+def prepare_scenarios(scenarios: list, prepare: Callable[[object, Path], P],
+                      root: Path) -> dict[str, P]:
+    """``prepare(scenario, root / name)`` for each scenario (its uninterrupted run and kill
+    points), in parallel: they are independent. Keyed by scenario name."""
+    with ThreadPoolExecutor(KILL_WORKERS) as pool:
+        done = list(pool.map(lambda s: prepare(s, root / s.name), scenarios))
+    return {s.name: p for s, p in zip(scenarios, done)}
 
 
 def kill_each(points: list[int], trace: list[str], work_root: Path,

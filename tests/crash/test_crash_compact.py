@@ -16,7 +16,6 @@ on markers the first one kept).
 from __future__ import annotations
 
 import shutil
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,8 +23,9 @@ import pytest
 
 from cleaner_support import BASE_TS, DAY, kafka_python_records, random_workload, write_log
 from crash_checks import check_state, recover
-from crash_support import (KILL_WORKERS, Batch, copy_corpus_partition, count_kill_points,
-                           kill_each, partition_batches, run_cli, segment_logs, spread)
+from crash_support import (Batch, copy_corpus_partition, count_kill_points,
+                           kill_each, partition_batches, run_cli, segment_logs,
+                           prepare_scenarios, spread)
 
 MAX_KILLS_PER_SCENARIO = 40
 KILLS_WANTED = 80  # with test_crash_retention.py's 120: the 200 the issue asks
@@ -88,10 +88,8 @@ def _prepare(corpus: Path, scenario: CompactScenario, root: Path) -> Prepared:
 
 @pytest.fixture(scope="module")
 def prepared(corpus, tmp_path_factory) -> dict[str, Prepared]:
-    root = tmp_path_factory.mktemp("crash-compact")
-    with ThreadPoolExecutor(KILL_WORKERS) as pool:
-        done = pool.map(lambda s: _prepare(corpus, s, root / s.name), SCENARIOS)
-    return {p.scenario.name: p for p in done}
+    return prepare_scenarios(SCENARIOS, lambda s, root: _prepare(corpus, s, root),
+                             tmp_path_factory.mktemp("crash-compact"))
 
 
 def check(p: Prepared, log_dir: Path, part: Path, scratch: Path) -> list[str]:

@@ -13,16 +13,15 @@ these corpus partitions), not from retention's plan.
 from __future__ import annotations
 
 import shutil
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from crash_checks import check_state, recover
-from crash_support import (KILL_WORKERS, LEFTOVER_SUFFIXES, Batch, copy_corpus_partition,
+from crash_support import (LEFTOVER_SUFFIXES, Batch, copy_corpus_partition,
                            count_kill_points, kill_each, partition_batches, run_cli, segment_logs,
-                           spread, write_checkpoint_entry)
+                           prepare_scenarios, spread, write_checkpoint_entry)
 
 MAX_KILLS_PER_SCENARIO = 40
 KILLS_WANTED = 120  # with test_crash_compact.py's 80: the 200 the issue asks
@@ -93,10 +92,8 @@ def _prepare(corpus: Path, scenario: RetentionScenario, root: Path) -> Prepared:
 
 @pytest.fixture(scope="module")
 def prepared(corpus, tmp_path_factory) -> dict[str, Prepared]:
-    root = tmp_path_factory.mktemp("crash-retention")
-    with ThreadPoolExecutor(KILL_WORKERS) as pool:
-        done = pool.map(lambda s: _prepare(corpus, s, root / s.name), SCENARIOS)
-    return {p.scenario.name: p for p in done}
+    return prepare_scenarios(SCENARIOS, lambda s, root: _prepare(corpus, s, root),
+                             tmp_path_factory.mktemp("crash-retention"))
 
 
 def check(p: Prepared, log_dir: Path, part: Path, scratch: Path) -> list[str]:

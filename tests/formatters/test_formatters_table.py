@@ -9,8 +9,7 @@ from typing import Any
 import pytest
 
 from pylogctl.formatters import FORMATS, get_formatter
-from pylogctl.formatters.table import (TableFormatter, TableSection, cell, render_table,
-                                       stream_table)
+from pylogctl.formatters.table import TableFormatter, TableSection, cell, stream_table
 
 
 @dataclass
@@ -142,7 +141,7 @@ def test_rich_on_a_terminal_plain_without_one_or_when_colour_is_off(monkeypatch)
 def test_empty_no_color_does_not_count(monkeypatch):
     monkeypatch.setenv("NO_COLOR", "")
     tty = Tty()
-    render_table(("A",), [["1"]], tty, (True,))
+    TableFormatter().write([Sec("t", {}, [{"A": 1}])], tty)
     assert "─" in tty.getvalue()
 
 
