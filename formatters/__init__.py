@@ -6,11 +6,18 @@ Every subcommand hands its results to one of these as *sections*: objects with a
 Formatters know nothing but this plain data; they stream, so a multi-GB segment is rendered in
 bounded memory. Whether anything may be styled (rich tables on a terminal) is decided in one
 place, :mod:`.color`.
+
+What a command gives scripts is one of two documents. Most commands report on files, so their
+JSON and YAML is the list of sections, each an object with its items inside. Commands whose
+result *is* rows (``scan``, ``stats``, ``consumer-groups``) hand the formatters a
+:class:`Listing` instead, and scripts get the rows themselves: a bare list, or for several
+kinds of row (``stats``) an object holding a list per kind.
 """
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Iterator, Protocol, TextIO
+from dataclasses import dataclass
+from typing import Any, Iterable, Iterator, Protocol, Sequence, TextIO, Union
 
 
 class Section(Protocol):
@@ -23,8 +30,29 @@ class Section(Protocol):
     def items(self) -> Iterator[dict[str, Any]]: ...
 
 
+@dataclass
+class Listing:
+    """Sections that are plain rows (their header and footer are not data).
+
+    JSON and YAML: the rows of every section in one list, or, when ``keyed``, an object
+    mapping each section's ``items_key`` to its rows. NDJSON: a row per line, tagged
+    ``"type": kind`` when keyed. Text and table show the sections as they show any.
+    """
+
+    sections: Sequence[Section]
+    keyed: bool = False
+
+
+Content = Union[Iterable[Section], Listing]
+
+
+def sections_of(content: Content) -> Iterable[Section]:
+    """The sections of either document, for formatters that lay both out alike."""
+    return content.sections if isinstance(content, Listing) else content
+
+
 class Formatter(Protocol):
-    def write(self, sections: Iterable[Section], out: TextIO) -> None: ...
+    def write(self, content: Content, out: TextIO) -> None: ...
 
 
 FORMATS = ("text", "table", "json", "ndjson", "yaml")

@@ -3,7 +3,7 @@
 Rich tables, colour and box lines are for a person at a terminal. Anything else (a pipe, a
 file, a ``TERM=dumb`` console, or a user who asked for plain output with ``NO_COLOR`` or
 ``--no-color``) gets plain, stable text without a single ANSI escape, so scripts can rely on
-it. ``NO_COLOR`` counts when it is non-empty (https://no-color.org); ``--no-color`` sets it, so
+it. Progress bars follow :func:`redraw_allowed`. ``NO_COLOR`` counts when it is non-empty (https://no-color.org); ``--no-color`` sets it, so
 that rich and typer's help honour it too.
 """
 
@@ -30,4 +30,15 @@ def color_allowed(out: TextIO) -> bool:
     try:
         return out.isatty()
     except (AttributeError, ValueError):  # no isatty, or a closed stream
+        return False
+
+
+def redraw_allowed(out: TextIO) -> bool:
+    """True if ``out`` is a terminal that can redraw a line (a progress bar): not a pipe and
+    not ``TERM=dumb``. ``NO_COLOR`` keeps bars (they are not colour; rich draws them plain)."""
+    if os.environ.get("TERM") == "dumb":
+        return False
+    try:
+        return out.isatty()
+    except (AttributeError, ValueError):
         return False

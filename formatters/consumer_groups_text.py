@@ -15,7 +15,10 @@ stderr line, or None).
 
 from __future__ import annotations
 
+import sys
 from typing import Any, Iterable, TextIO
+
+from . import Section
 
 MISSING = "-"
 
@@ -228,3 +231,45 @@ def render_delete_offsets(group: str, error: dict[str, str] | None, rows: list[d
     topic_width = _width(15, (r["topic"] for r in rows))
     _table(out, [topic_width, 15, 15], [["TOPIC", "PARTITION", "STATUS"]]
            + [[r["topic"], _s(r["partition"]), r["status"]] for r in rows])
+
+
+# -- the sections of formatters.group_sections ------------------------------------------------
+def _by_group(rows: Iterable[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    grouped: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        grouped.setdefault(row["group"], []).append(row)
+    return grouped
+
+
+def _text_list(section: Section, out: TextIO) -> None:
+    t = section.text  # type: ignore[attr-defined]
+    render_list(list(section.items), t["includeType"], t["includeState"], out)
+
+
+def _text_describe(section: Section, out: TextIO) -> None:
+    """Kafka prints its notices (an empty or rebalancing group) on stderr, between tables."""
+    t = section.text  # type: ignore[attr-defined]
+    rows = _by_group(section.items)
+    render_describe(t["view"], ({**g, "rows": rows.get(g["group"], [])} for g in t["groups"]),
+                    t["verbose"], out, sys.stderr)
+
+
+def _text_reset(section: Section, out: TextIO) -> None:
+    t = section.text  # type: ignore[attr-defined]
+    rows = _by_group(section.items)
+    render_reset([{"group": g, "rows": rows.get(g, [])} for g in t["groups"]], t["messages"],
+                 out)
+
+
+def _text_delete(section: Section, out: TextIO) -> None:
+    render_delete(list(section.items), out)
+
+
+def _text_delete_offsets(section: Section, out: TextIO) -> None:
+    t = section.text  # type: ignore[attr-defined]
+    render_delete_offsets(t["group"], t["error"], list(section.items), out)
+
+
+SECTION_RENDERERS = {"group-list": _text_list, "group-describe": _text_describe,
+                  "group-reset": _text_reset, "group-delete": _text_delete,
+                  "group-delete-offsets": _text_delete_offsets}

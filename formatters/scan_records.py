@@ -2,7 +2,9 @@
 
 JSON (and NDJSON, YAML): one object per record with the scan's columns as keys, keys, values
 and header values in base64 (they are bytes; ``--output table`` shows them as text), null
-kept. Stats JSON and YAML are one document, ``{partitions: [...], groups: [...]}``.
+kept. Stats JSON and YAML are one document, ``{partitions: [...], groups: [...]}``, and its
+NDJSON a row per line tagged ``"type": "partition"`` or ``"group"``: both are
+:class:`~pylogctl.formatters.Listing` documents.
 
 Table (and text, which is the plain table): TOPIC PARTITION OFFSET TIMESTAMP KEY VALUE, the
 timestamp in UTC ISO 8601 with milliseconds, key and value as UTF-8 text with control
@@ -14,12 +16,10 @@ from __future__ import annotations
 
 import base64
 import datetime as _dt
-import json
-from typing import Any, Iterable, Iterator, TextIO
+from typing import Any, Iterable, Iterator
 
 from .table import TableSection
 
-_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 SCAN_COLUMNS = ("TOPIC", "PARTITION", "OFFSET", "TIMESTAMP", "KEY", "VALUE")
 SCAN_RIGHT = ("PARTITION", "OFFSET")
 KEY_WIDTH = 40
@@ -68,7 +68,13 @@ def scan_table_rows(rows: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
 
 def scan_table_section(rows: Iterable[dict[str, Any]]) -> TableSection:
     """Scanned rows (with at least the table's columns) as a streamed table."""
-    return TableSection(scan_table_rows(rows), SCAN_COLUMNS, SCAN_RIGHT, items_key="records")
+    return TableSection(scan_table_rows(rows), SCAN_COLUMNS, SCAN_RIGHT, kind="record",
+                        items_key="records")
+
+
+def scan_json_section(rows: Iterable[dict[str, Any]]) -> TableSection:
+    """Scanned rows with every column, JSON-ready, streamed."""
+    return TableSection(map(record_json, rows), kind="record", items_key="records")
 
 
 STATS_COLUMNS = ("TOPIC", "PARTITION", "RECORDS", "BYTES", "SEGMENT_BYTES", "FIRST_OFFSET",
@@ -77,31 +83,12 @@ STATS_COLUMNS = ("TOPIC", "PARTITION", "RECORDS", "BYTES", "SEGMENT_BYTES", "FIR
 GROUP_COLUMNS = ("GROUP", "STATE", "PARTITIONS", "LAG", "TOPICS")
 
 
-def write_stats_json(partitions: list[dict[str, Any]], groups: list[dict[str, Any]],
-                     out: TextIO) -> None:
-    """``{"partitions": [...], "groups": [...]}``, one row per line."""
-    out.write("{")
-    for i, (name, rows) in enumerate((("partitions", partitions), ("groups", groups))):
-        out.write(("," if i else "") + f'"{name}":[')
-        out.write(",".join("\n  " + _dumps(r) for r in rows) + ("\n]" if rows else "]"))
-    out.write("}\n")
-
-
-def write_stats_document(partitions: list[dict[str, Any]], groups: list[dict[str, Any]],
-                         out: TextIO, fmt: str) -> None:
-    """Stats for scripts: ``json`` as :func:`write_stats_json`, ``yaml`` the same document,
-    ``ndjson`` a row per line tagged ``"type": "partition"`` or ``"group"``."""
-    if fmt == "json":
-        write_stats_json(partitions, groups, out)
-    elif fmt == "yaml":
-        from .yaml import dump
-
-        out.write(dump({"partitions": partitions, "groups": groups}))
-    elif fmt == "ndjson":
-        for kind, rows in (("partition", partitions), ("group", groups)):
-            out.write("".join(_dumps({"type": kind, **r}) + "\n" for r in rows))
-    else:
-        raise ValueError(f"unknown stats document format {fmt!r}")
+def stats_json_sections(partitions: list[dict[str, Any]], groups: list[dict[str, Any]]
+                        ) -> list[TableSection]:
+    """Every partition and group as it is (camelCase keys, timestamps in ms), for a keyed
+    :class:`~pylogctl.formatters.Listing`: ``{"partitions": [...], "groups": [...]}``."""
+    return [TableSection(partitions, kind="partition", items_key="partitions"),
+            TableSection(groups, kind="group", items_key="groups")]
 
 
 def stats_table_sections(partitions: list[dict[str, Any]], groups: list[dict[str, Any]]
@@ -114,11 +101,11 @@ def stats_table_sections(partitions: list[dict[str, Any]], groups: list[dict[str
         f"{p['duplicateKeyRatio']:.4f}", p["compactionSavesBytes"]))) for p in partitions]
     right = set(STATS_COLUMNS) - {"TOPIC", "MIN_TIME", "MAX_TIME"}
     sections = [TableSection(rows, STATS_COLUMNS, right, max(1, len(rows)),
-                             items_key="partitions")]
+                             kind="partition", items_key="partitions")]
     if groups:
         grows = [dict(zip(GROUP_COLUMNS, (g["group"] or '""', g["state"], g["partitions"],
                                           g["lag"], ",".join(g["topics"]) or "-")))
                  for g in groups]
         sections.append(TableSection(grows, GROUP_COLUMNS, ("PARTITIONS", "LAG"),
-                                     max(1, len(grows)), items_key="groups"))
+                                     max(1, len(grows)), kind="group", items_key="groups"))
     return sections

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any, Collection, Iterable, Iterator, Sequence, TextIO
 
-from . import Section
+from . import Content, Section, sections_of
 from .color import color_allowed
 
 BLOCK_ROWS = 1000
@@ -113,7 +113,8 @@ class TableSection:
     Its ``columns`` are known before any row, so an empty table still prints its header
     line; ``right`` names columns to right-align whatever their cells (numbers already
     formatted as text); ``block`` is the rows laid out together (a list known in full is one
-    block, for the tightest columns).
+    block, for the tightest columns). ``text`` holds what a kind's text renderer needs beyond
+    the rows (Kafka's text for consumer groups is not a table of them); it is not data.
     """
 
     items: Iterable[dict[str, Any]]
@@ -124,6 +125,7 @@ class TableSection:
     footer: dict[str, Any] = field(default_factory=dict)
     kind: str = "table"
     items_key: str = "rows"
+    text: dict[str, Any] = field(default_factory=dict)
 
 
 class TableFormatter:
@@ -137,8 +139,8 @@ class TableFormatter:
         self.rich = rich
         self._sections = 0
 
-    def write(self, sections: Iterable[Section], out: TextIO) -> None:
-        for section in sections:
+    def write(self, content: Content, out: TextIO) -> None:
+        for section in sections_of(content):
             self.write_one(section, out)
 
     def write_one(self, section: Section, out: TextIO) -> None:

@@ -5,23 +5,25 @@ Each section kind has a renderer. Where Kafka versions differ, the newest behavi
 prefix under ``--skip-record-metadata`` is ``| `` on the first item, and LEADER_CHANGE prints
 as ``LeaderChange: {json}``.
 
-Sections that are tables from the start (kind ``table``: scan rows, stats) have no Kafka
-form; their text is the plain table, as ``--output table`` prints it when piped.
+Sections that are tables from the start (:class:`~.table.TableSection`: scan rows, stats) have
+no Kafka form unless their kind has a renderer (consumer groups); their text is the plain
+table, as ``--output table`` prints it when piped.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, TextIO
+from typing import Any, Callable, TextIO
 
 from pylogctl.format import jackson
-from . import Section
+from . import Content, Section, sections_of
+from .consumer_groups_text import SECTION_RENDERERS as GROUP_RENDERERS
 from .config_text import render_topic_config
 from .compact_text import render_compact
 from .log_dir_table import render_log_dir_summary
 from .rebuild_index_text import render_rebuild_index
 from .recover_text import render_recover
 from .retention_text import render_retention
-from .table import TableFormatter
+from .table import TableFormatter, TableSection
 from .truncate_text import render_truncate
 
 _compact = jackson.dumps  # decoder JSON must match Kafka's (Jackson's) byte for byte
@@ -213,18 +215,18 @@ RENDERERS: dict[str, Callable[[Section, TextIO], None]] = {
     "compact": render_compact,
     "topic-config": render_topic_config,
     "retention": render_retention,
+    **GROUP_RENDERERS,
 }
 
 
 class TextFormatter:
-    def write(self, sections: Iterable[Section], out: TextIO) -> None:
+    def write(self, content: Content, out: TextIO) -> None:
         tables = TableFormatter(rich=False)
-        for section in sections:
-            if section.kind == "table":
+        for section in sections_of(content):
+            render = RENDERERS.get(section.kind)
+            if render is not None:
+                render(section, out)
+            elif isinstance(section, TableSection):
                 tables.write_one(section, out)
-                continue
-            try:
-                render = RENDERERS[section.kind]
-            except KeyError:
-                raise ValueError(f"no text renderer for {section.kind!r} sections") from None
-            render(section, out)
+            else:
+                raise ValueError(f"no text renderer for {section.kind!r} sections")

@@ -1,4 +1,4 @@
-"""YAML: the same document shape as JSON, streamed item by item."""
+"""YAML: the same document shapes as JSON, streamed item by item."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Any, Iterable, TextIO
 
 import yaml
 
-from . import Section
+from . import Content, Listing
 
 _Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
@@ -21,11 +21,25 @@ def _indent(text: str, prefix: str) -> str:
     return "".join(prefix + line if line.strip() else line for line in text.splitlines(True))
 
 
+def _sequence(items: Iterable[Any], w: Any, prefix: str) -> bool:
+    """Each item as a ``- `` entry indented by ``prefix``; whether there were none."""
+    empty = True
+    for item in items:
+        if empty:
+            w("\n")
+            empty = False
+        w(_indent(dump([item]), prefix))
+    return empty
+
+
 class YamlFormatter:
-    def write(self, sections: Iterable[Section], out: TextIO) -> None:
+    def write(self, content: Content, out: TextIO) -> None:
         w = out.write
+        if isinstance(content, Listing):
+            self._listing(content, w)
+            return
         any_section = False
-        for section in sections:
+        for section in content:
             any_section = True
             lines = dump(section.header).splitlines(True) if section.header else []
             if lines:
@@ -34,15 +48,25 @@ class YamlFormatter:
                 w(f"  {section.items_key}:")
             else:
                 w(f"- {section.items_key}:")
-            empty = True
-            for item in section.items:
-                if empty:
-                    w("\n")
-                    empty = False
-                w(_indent(dump([item]), "  "))
-            if empty:
+            if _sequence(section.items, w, "  "):
                 w(" []\n")
             if section.footer:
                 w(_indent(dump(section.footer), "  "))
         if not any_section:
             w("[]\n")
+
+    @staticmethod
+    def _listing(listing: Listing, w: Any) -> None:
+        if not listing.keyed:
+            empty = True
+            for section in listing.sections:
+                for item in section.items:
+                    empty = False
+                    w(dump([item]))
+            if empty:
+                w("[]\n")
+            return
+        for section in listing.sections:
+            w(f"{section.items_key}:")
+            if _sequence(section.items, w, ""):
+                w(" []\n")

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from ..errors import ExitCode, FileUnreadableError, UsageError
 from ..format.group_coordinator_records import TOPIC
 from .consumer_groups import print_provenance, replay_progress
-from .output import err
+from .output import err, write_listing
 
 if TYPE_CHECKING:
     from ..tools.consumer_groups import ConsumerGroups
@@ -121,22 +121,19 @@ def reset(a: Args) -> int:
         from ..groups.offset_reset import export_csv
 
         sys.stdout.write(export_csv(plan.resets, len(a.group) == 1) + "\n")
-    elif a.output == "text":
-        from ..formatters.consumer_groups_text import render_reset
-
-        render_reset([{"group": r.group, "rows": [
-            {"topic": tp.topic, "partition": tp.partition, "newOffset": o}
-            for tp, o in r.offsets.items()]} for r in plan.resets], plan.messages, sys.stdout)
     else:
-        from ..formatters.rows import write_rows
+        from ..formatters.group_sections import reset_section
 
-        for message in plan.messages:
-            err(f"pylogctl: {message}")
-        write_rows(reset_rows(plan), sys.stdout, a.output)
+        if a.output != "text":  # Kafka's text prints them on stdout
+            for message in plan.messages:
+                err(f"pylogctl: {message}")
+        write_listing(a.output, reset_section(reset_rows(plan), (r.group for r in plan.resets),
+                                              plan.messages))
     return code
 
 
 def delete(a: Args) -> int:
+    from ..formatters.group_sections import delete_section
     from ..tools.group_changes import GroupChanges, deletion_rows
 
     group_ids = _need_groups("delete", a)
@@ -147,19 +144,12 @@ def delete(a: Args) -> int:
     with replay_progress(a.groups, group_ids):
         deletions = changes.plan_delete(group_ids)
     code = _finish(changes, a, any(d.error is not None for d in deletions))
-    rows = deletion_rows(deletions)
-    if a.output == "text":
-        from ..formatters.consumer_groups_text import render_delete
-
-        render_delete(rows, sys.stdout)
-    else:
-        from ..formatters.rows import write_rows
-
-        write_rows(rows, sys.stdout, a.output)
+    write_listing(a.output, delete_section(deletion_rows(deletions)))
     return code
 
 
 def delete_offsets(a: Args) -> int:
+    from ..formatters.group_sections import delete_offsets_section
     from ..tools.group_changes import GroupChanges, offset_deletion_rows
 
     if len(a.group) != 1 or not a.topic or a.all_groups:
@@ -170,15 +160,8 @@ def delete_offsets(a: Args) -> int:
         result = changes.plan_delete_offsets(a.group[0], a.topic)
     code = _finish(changes, a, result.error is not None
                    or any(e is not None for e in result.partitions.values()))
-    rows = offset_deletion_rows(result)
-    if a.output == "text":
-        from ..formatters.consumer_groups_text import render_delete_offsets
-
-        error = None if result.error is None else {"name": result.error.name,
-                                                   "message": result.error.message}
-        render_delete_offsets(result.group, error, rows, sys.stdout)
-    else:
-        from ..formatters.rows import write_rows
-
-        write_rows(rows, sys.stdout, a.output)
+    error = None if result.error is None else {"name": result.error.name,
+                                               "message": result.error.message}
+    write_listing(a.output, delete_offsets_section(offset_deletion_rows(result), result.group,
+                                                   error))
     return code

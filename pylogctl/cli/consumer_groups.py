@@ -19,7 +19,8 @@ import typer
 
 from ..errors import ExitCode, UsageError
 from .app import EXIT_CODES_HELP, app
-from .output import OutputFormat, backup_dir_option, err, guarded_output, progress_bar
+from .output import (OutputFormat, backup_dir_option, bars_allowed, err, guarded_output,
+                     progress_bar, write_listing)
 
 if TYPE_CHECKING:
     from ..tools.consumer_groups import ConsumerGroups
@@ -253,7 +254,7 @@ def replay_progress(groups: ConsumerGroups, group_ids: Optional[List[str]]) -> I
     """A bar on stderr (a terminal) while the groups load: replaying __consumer_offsets is
     the slow part. It is gone before anything is printed."""
     advance, stop = progress_bar("reading __consumer_offsets",
-                                 groups.read_size(group_ids) if sys.stderr.isatty() else 0)
+                                 groups.read_size(group_ids) if bars_allowed() else 0)
     groups.progress = advance
     try:
         yield
@@ -275,32 +276,20 @@ def print_provenance(groups, view: str) -> int:
 
 def _list(groups, rows: list[dict], include_type: bool, include_state: bool,
           output: str) -> int:
+    from ..formatters.group_sections import list_section
+
     code = print_provenance(groups, "list-states" if include_state else "list")
-    if output == "text":
-        from ..formatters.consumer_groups_text import render_list
-
-        render_list(rows, include_type, include_state, sys.stdout)
-    else:
-        from ..formatters.rows import write_rows
-
-        write_rows(rows, sys.stdout, output)
+    write_listing(output, list_section(rows, include_type, include_state))
     return code
 
 
 def _describe(groups, reports: list, view: str, verbose: bool, output: str) -> int:
+    from ..formatters.group_sections import describe_section
+
     code = print_provenance(groups, view)
-    if output == "text":
-        from ..formatters.consumer_groups_text import render_describe
-
-        render_describe(view, ({"group": r.group, "state": r.state, "rows": r.rows,
-                                "error": r.error, "exists": r.state is not None,
-                                "notice": r.notice} for r in reports),
-                        verbose, sys.stdout, sys.stderr)
-        return code
-    from ..formatters.rows import write_rows
-
-    for r in reports:
-        if r.error is not None:
-            err(f"pylogctl: {r.error}")
-    write_rows((row for r in reports for row in r.rows), sys.stdout, output)
+    if output != "text":  # Kafka's text prints them in place
+        for r in reports:
+            if r.error is not None:
+                err(f"pylogctl: {r.error}")
+    write_listing(output, describe_section(reports, view, verbose))
     return code

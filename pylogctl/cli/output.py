@@ -81,11 +81,18 @@ def silence_stdout() -> None:
         pass
 
 
+def bars_allowed() -> bool:
+    """Whether progress bars may be drawn on stderr (a terminal, not ``TERM=dumb``)."""
+    from ..formatters.color import redraw_allowed
+
+    return redraw_allowed(sys.stderr)
+
+
 def progress_bar(label: str, total: int, *, in_bytes: bool = True
                  ) -> tuple[Optional[Callable[[int], None]], Optional[Callable[[], None]]]:
     """A rich bar on stderr when it is a terminal (rich honours NO_COLOR), as ``(advance,
     stop)``; ``(None, None)`` when stderr is not a terminal or there is nothing to do."""
-    if not sys.stderr.isatty() or total <= 0:
+    if not bars_allowed() or total <= 0:
         return None, None
     from rich.console import Console
     from rich.progress import (BarColumn, DownloadColumn, MofNCompleteColumn, Progress,
@@ -139,3 +146,11 @@ def write_sections(output: str, make_sections: Callable[[Optional[Callable[[int]
         sys.stdout.write(out.getvalue())
     sys.stdout.flush()
     return done
+
+
+def write_listing(output: str, *sections: Any, keyed: bool = False) -> None:
+    """Rows for the ``output`` format on stdout: ``sections`` as a
+    :class:`~pylogctl.formatters.Listing`."""
+    from ..formatters import Listing, get_formatter
+
+    get_formatter(output).write(Listing(sections, keyed), sys.stdout)

@@ -11,7 +11,8 @@ import typer
 
 from ..errors import UsageError
 from .app import EXIT_CODES_HELP, app
-from .output import OutputFormat, err, guarded_output, progress_bar
+from .output import (OutputFormat, bars_allowed, err, guarded_output, progress_bar,
+                     write_listing)
 
 HELP = (
     "Read the records of log dirs (a log dir, several, a dir holding log dirs, or partition "
@@ -159,8 +160,7 @@ def engine_progress(runner: Any, label: str, size: Callable[[], int],
                     streaming: bool = False) -> Iterator[None]:
     """A bar on stderr (a terminal) while the local engine reads (Spark shows its own). Not
     while rows stream to that terminal: they would tear the bar, and they show progress."""
-    if runner.name != "local" or not sys.stderr.isatty() or (streaming
-                                                             and sys.stdout.isatty()):
+    if runner.name != "local" or not bars_allowed() or (streaming and sys.stdout.isatty()):
         yield
         return
     advance, stop = progress_bar(label, size())
@@ -183,8 +183,7 @@ def _summary(runner: Any) -> None:
 
 
 def _run(runner: Any, f: Any, count: bool, target: Any, output: str) -> int:
-    from ..formatters import get_formatter
-    from ..formatters.scan_records import record_json, scan_table_section
+    from ..formatters.scan_records import scan_json_section, scan_table_section
 
     def size() -> int:  # asked only when a bar is shown
         return runner.read_size(f)
@@ -204,11 +203,10 @@ def _run(runner: Any, f: Any, count: bool, target: Any, output: str) -> int:
         return 0
     with engine_progress(runner, "scanning", size, streaming=True):
         if output in ("table", "text"):
-            get_formatter(output).write([scan_table_section(runner.rows(
-                f, ("topic", "partition", "offset", "timestamp", "key", "value")))], sys.stdout)
+            section = scan_table_section(runner.rows(f, ("topic", "partition", "offset",
+                                                         "timestamp", "key", "value")))
         else:
-            from ..formatters.rows import write_rows
-
-            write_rows((record_json(r) for r in runner.rows(f)), sys.stdout, output)
+            section = scan_json_section(runner.rows(f))
+        write_listing(output, section)
     _summary(runner)
     return 0

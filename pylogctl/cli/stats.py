@@ -9,7 +9,7 @@ import typer
 
 from ..errors import ExitCode
 from .app import EXIT_CODES_HELP, app
-from .output import OutputFormat, err, guarded_output
+from .output import OutputFormat, err, guarded_output, write_listing
 from .scan import (Engine, engine_option, engine_progress, make_engine, master_option,
                    split_bytes_option)
 
@@ -58,14 +58,14 @@ def stats(
 
 
 def _write(result, output: str, runner) -> int:
-    from ..formatters import get_formatter
-    from ..formatters.scan_records import stats_table_sections, write_stats_document
+    from ..formatters.scan_records import stats_json_sections, stats_table_sections
 
     if output not in ("table", "text"):
-        write_stats_document(result.partitions, result.groups, sys.stdout, output)
+        write_listing(output, *stats_json_sections(result.partitions, result.groups),
+                      keyed=True)
     else:
         shown = [p for p in result.partitions if p["records"] or p["segmentBytes"]]
-        get_formatter(output).write(stats_table_sections(shown, result.groups), sys.stdout)
+        write_listing(output, *stats_table_sections(shown, result.groups), keyed=True)
         if len(shown) < len(result.partitions):
             result.notes.insert(0, f"{len(result.partitions) - len(shown)} partitions without "
                                 f"data not shown (-o json lists every partition)")

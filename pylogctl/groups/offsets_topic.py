@@ -103,13 +103,15 @@ class OffsetsTopic:
             workers = (os.cpu_count() or 1) if sum(sizes.values()) >= PARALLEL_MIN_BYTES else 1
         workers = min(workers, len(tasks))
         if workers > 1:
-            from concurrent.futures import ProcessPoolExecutor  # only for big loads
+            from concurrent.futures import ProcessPoolExecutor, as_completed  # big loads only
 
             with ProcessPoolExecutor(workers, mp_context=_context()) as pool:
-                # biggest first, so that no worker is left with a big one at the end
+                # biggest first, so that no worker is left with a big one at the end; each
+                # reported as it completes, so a bar is not held back by the biggest
                 order = sorted(tasks, key=lambda t: -sizes[t.partition])
+                futures = [pool.submit(_load_packed, t) for t in order]
                 loaded = {p.partition: done(p)
-                          for p in map(_unpack, pool.map(_load_packed, order))}
+                          for p in (_unpack(f.result()) for f in as_completed(futures))}
             result.partitions = [loaded[t.partition] for t in tasks]
         else:
             result.partitions = [done(_load(t)) for t in tasks]

@@ -27,9 +27,10 @@ def split_size(split: SegmentSplit) -> int:
 
 
 class LocalEngine:
-    """``progress``, when set, is called with each split's bytes once it is read (and, for
-    :meth:`stats`, with the bytes of the consumer groups' replay): the advance of a progress
-    bar whose total :meth:`read_size` or :meth:`stats_read_size` gives."""
+    """``progress``, when set, is called as each split is read, its calls summing to the
+    split's bytes (and, for :meth:`stats`, with the bytes of the consumer groups' replay):
+    the advance of a progress bar whose total :meth:`read_size` or :meth:`stats_read_size`
+    gives."""
 
     name = "local"
 
@@ -79,9 +80,19 @@ class LocalEngine:
 
     def _read(self, split: SegmentSplit, scan_filter: ScanFilter,
               columns: tuple[str, ...]) -> Iterator[Any]:
-        yield from read_split(split, scan_filter, columns)
-        if self.progress is not None:
-            self.progress(split_size(split))
+        progress = self.progress
+        if progress is None:
+            yield from read_split(split, scan_filter, columns)
+            return
+        done = 0
+
+        def advance(n: int) -> None:
+            nonlocal done
+            done += n
+            progress(n)
+
+        yield from read_split(split, scan_filter, columns, progress=advance)
+        progress(split_size(split) - done)  # the tail, and whatever an early stop skipped
 
     def _chunks(self, scan_filter: ScanFilter, columns: tuple[str, ...]):
         plan = self.plan(scan_filter)

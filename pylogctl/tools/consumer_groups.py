@@ -36,6 +36,22 @@ from ..groups.offsets_topic import GroupsLoad, OffsetsTopic
 from ..groups.replicas import LogDirs
 
 VIEWS = ("offsets", "members", "state")
+LIST_COLUMNS = ("group", "type", "state")
+
+
+def describe_columns(view: str, verbose: bool) -> tuple[str, ...]:
+    """The keys of a ``--describe`` view's rows, in order (for a table with no rows)."""
+    if view == "offsets":
+        return ("group", "topic", "partition", *(("leaderEpoch",) if verbose else ()),
+                "currentOffset", "logEndOffset", "lag", "consumerId", "host", "clientId")
+    if view == "members":
+        return ("group", "consumerId", "groupInstanceId", "host", "clientId", "numPartitions",
+                *(("currentEpoch", "currentAssignment", "targetEpoch", "targetAssignment",
+                   "upgraded") if verbose else ()))
+    if view == "state":
+        return ("group", "coordinator", "assignmentStrategy", "state",
+                *(("groupEpoch", "targetAssignmentEpoch") if verbose else ()), "numMembers")
+    raise ValueError(f"view is one of {VIEWS}, not {view!r}")
 
 
 def java_order(group_id: str) -> bytes:

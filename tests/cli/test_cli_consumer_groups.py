@@ -278,3 +278,13 @@ def test_invalid_bytes_in_the_offsets_topic_are_reported_with_exit_1(cli, corpus
     assert "GroupA          foo             0          204" in r.out  # still described
     note = next(x for x in r.err.splitlines() if "invalid bytes at the end" in x)
     assert str(segment) in note and "byte position" in note
+
+
+def test_an_empty_table_still_names_its_columns(cli, xpx):
+    """A runbook's `-o table | awk` must see the header even when nothing matches."""
+    listed = cli("consumer-groups", xpx, "--list", "--state", "Dead", "-o", "table")
+    assert listed.out == "group  type  state\n"
+    missing = cli("consumer-groups", xpx, "--describe", "--group", "nope", "--state",
+                  "-o", "table")
+    assert missing.out == "group  coordinator  assignmentStrategy  state  numMembers\n"
+    assert "Consumer group 'nope' does not exist." in missing.err

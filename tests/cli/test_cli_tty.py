@@ -211,6 +211,15 @@ def test_no_color_bar_has_no_colour(data: Data) -> None:
     assert BAR in screen and not colour_codes(screen)
 
 
+@pytest.mark.parametrize("name", ("scan-count", "describe"))
+def test_a_dumb_terminal_gets_no_bar_and_no_escapes(data: Data, name: str) -> None:
+    """TERM=dumb (an Emacs shell, a serial console) cannot redraw a line."""
+    args, label, results = _long(data)[name]
+    screen = in_pty(args, TERM="dumb")
+    assert BAR not in screen and label not in screen and "\x1b" not in screen
+    assert results in screen
+
+
 def test_dump_segment_bar_on_stderr_while_stdout_goes_to_a_file(data: Data,
                                                                 tmp_path: Path) -> None:
     out = tmp_path / "dump.txt"

@@ -4,12 +4,17 @@ members, rebalancing notices, Java's group order, and the column-width rules."""
 from __future__ import annotations
 
 import io
+from contextlib import redirect_stderr
 from pathlib import Path
+
+import pytest
 
 from groups_support import OffsetsLog, member
 from pylogctl.format.group_coordinator_records import encode_group_record
-from pylogctl.formatters.consumer_groups_text import assignment_text, render_describe
-from pylogctl.tools.consumer_groups import ConsumerGroups, java_order
+from pylogctl.formatters import get_formatter
+from pylogctl.formatters.consumer_groups_text import assignment_text
+from pylogctl.formatters.group_sections import describe_section
+from pylogctl.tools.consumer_groups import VIEWS, ConsumerGroups, describe_columns, java_order
 
 TOPIC_ID = bytes(range(16))
 
@@ -22,11 +27,11 @@ def log_dir(tmp_path: Path) -> tuple[Path, OffsetsLog]:
 
 
 def text(groups: ConsumerGroups, view: str, verbose: bool, ids=None) -> tuple[str, str]:
+    """What ``--describe`` prints: the section the CLI builds, through the text formatter."""
     out, err = io.StringIO(), io.StringIO()
-    reports = groups.describe(ids, view, verbose)
-    render_describe(view, ({"group": r.group, "state": r.state, "rows": r.rows,
-                            "error": r.error, "exists": r.state is not None,
-                            "notice": r.notice} for r in reports), verbose, out, err)
+    with redirect_stderr(err):
+        get_formatter("text").write([describe_section(groups.describe(ids, view, verbose),
+                                                      view, verbose)], out)
     return out.getvalue(), err.getvalue()
 
 
@@ -141,3 +146,16 @@ def test_a_committed_minus_one_shows_as_no_offset(tmp_path):
     rows = ConsumerGroups([d]).describe(["g"], "offsets")[0].rows
     assert [(r["partition"], r["currentOffset"], r["lag"]) for r in rows] == [(0, None, None),
                                                                               (1, 4, None)]
+
+
+@pytest.mark.parametrize("verbose", [False, True])
+@pytest.mark.parametrize("view", VIEWS)
+def test_describe_columns_are_the_rows_keys(tmp_path, view, verbose):
+    """An empty ``-o table`` prints these as its header: they must be what rows carry."""
+    d, log = log_dir(tmp_path)
+    kip848_group(log, "new", epoch=7, target=7, members={"m-1": (6, [0, 1], [0], False)})
+    log.group("old", [member("m", {"b": [0]})])
+    log.commit("old", {("b", 0): 3, ("c", 1): 1})
+    reports = ConsumerGroups([d]).describe(None, view, verbose)
+    rows = [row for r in reports for row in r.rows]
+    assert rows and {tuple(row) for row in rows} == {describe_columns(view, verbose)}

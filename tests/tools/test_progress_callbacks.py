@@ -77,3 +77,22 @@ def test_local_engine_reports_what_it_reads(tmp_path: Path) -> None:
     stats = engine.stats()
     assert sum(steps) == total
     assert stats.to_json() == LocalEngine([str(root)]).stats().to_json()
+
+
+def test_a_big_split_reports_as_it_reads_even_when_nothing_matches(tmp_path: Path,
+                                                                   monkeypatch) -> None:
+    from pylogctl.pipeline import segment_reader
+    from pylogctl.pipeline.scan_filter import ScanFilter
+
+    root = _log_dir(tmp_path)
+    monkeypatch.setattr(segment_reader, "PROGRESS_BYTES", 100_000)
+    only_t = ScanFilter().narrowed(topics={"t"})
+    size = (root / "t-0" / "00000000000000000000.log").stat().st_size
+    for f in (only_t, only_t.narrowed(value_contains=b"absent"),
+              only_t.narrowed(offset_to=1000)):  # stops reading early
+        steps: list[int] = []
+        engine = LocalEngine([str(root)], progress=steps.append)  # one split
+        assert engine.read_size(f) == size
+        engine.count(f)
+        assert sum(steps) == size
+        assert len([s for s in steps if s]) >= 2  # not one jump at the end
