@@ -3,7 +3,8 @@ exactly the on-disk format the offline commands read.
 
 Layers, as in Kafka: :mod:`.socket_server` (framing, per-connection order) ->
 :mod:`.kafka_apis` (one handler per API) -> :mod:`.replica_manager` (partitions, appends,
-delayed fetches), :mod:`.group_coordinator` (classic groups, ``__consumer_offsets``) ->
+delayed fetches), :mod:`.group_coordinator` (classic groups: rebalances; their state in
+:mod:`.group_metadata`, ``__consumer_offsets`` in :mod:`.group_metadata_manager`) ->
 :mod:`.log_manager` (the log dir) -> :mod:`pylogctl.storage` (the engine). The protocol
 library (kio) is confined to :mod:`.protocol` and loaded on first use.
 """

@@ -27,7 +27,7 @@ from typing import Any, Mapping
 from ..storage.log_config import LogConfig
 from ..storage.log_dir import META_PROPERTIES
 from ..storage.metadata_files import read_properties
-from .group_coordinator import OFFSETS_TOPIC_CONFIG
+from .group_metadata_manager import OFFSETS_TOPIC_CONFIG
 from .log_manager import LogManager, uuid_from_kafka
 from .metadata_log import (MetadataLog, Record, config_record, partition_record,
                            remove_topic_record, topic_record)

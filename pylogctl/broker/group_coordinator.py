@@ -1,163 +1,38 @@
-"""The classic group coordinator (Kafka's ``GroupCoordinator`` and ``GroupMetadataManager``):
-JoinGroup/SyncGroup rebalances, heartbeats and session expiry, LeaveGroup, offset commits and
-fetches, with groups and offsets stored in ``__consumer_offsets`` as Kafka stores them.
-
-Records, written through the leader append path with the coordinator's origin, one batch per
-request: an offset commit is ``OffsetCommitKey`` v1 -> ``OffsetCommitValue`` v3 (offset,
-leader epoch, metadata, commit timestamp), a group is ``GroupMetadataKey`` v2 ->
-``GroupMetadataValue`` v3, written when the leader's SyncGroup assignment makes the group
-Stable and when a rebalance leaves it Empty. So ``pylogctl consumer-groups --describe`` reads
-what this coordinator wrote. A group lives in partition ``abs(hash(group)) % N`` of the
-offsets topic, created with ``offsets.topic.num.partitions`` partitions on first use.
+"""The classic group coordinator (Kafka's ``GroupCoordinator``): JoinGroup/SyncGroup
+rebalances, heartbeats and session expiry, LeaveGroup, and the checks in front of offset
+commits and fetches. The group state it moves is :mod:`.group_metadata`; storing groups and
+offsets in ``__consumer_offsets`` (and loading them back) is :mod:`.group_metadata_manager`.
 
 The rebalance follows ``consumer-groups.md`` §8: a new dynamic member of a JoinGroup v4+
 first gets MEMBER_ID_REQUIRED with its id; the first rebalance of an Empty group waits
 ``group.initial.rebalance.delay.ms`` (extended while members keep arriving, up to the
 rebalance timeout); later ones complete as soon as every member rejoined, or at the
 rebalance timeout, dropping those that did not; the leader gets every member's subscription,
-its SyncGroup fans the assignment out. A member that stops heartbeating for its session
-timeout is removed and the group rebalances.
+its SyncGroup fans the assignment out (the group is stored then, and when a rebalance leaves
+it Empty). A member that stops heartbeating for its session timeout is removed and the group
+rebalances.
 
-Differences from Kafka, deliberate for now: at start-up the groups are loaded from the log with
-their offsets, generation and protocol, but without members (the group is Empty: members
-rejoin, where Kafka would wait out their sessions); a static member that rejoins with a new
-member id triggers a rebalance instead of silently replacing its predecessor.
-
-Transactional offset commits (TxnOffsetCommit) are the same records in a transactional batch
-carrying the producer id and epoch (Kafka's ``storeOffsets`` with a producer id); they stay
-pending, per producer, until the transaction coordinator writes the COMMIT marker to the
-partition (then they become the committed offsets) or the ABORT marker (then they are
-dropped): :meth:`GroupCoordinator.complete_transaction`. While one is pending, an OffsetFetch
-with ``require_stable`` gets UNSTABLE_OFFSET_COMMIT for its partition. Pending commits are
-restored at start-up from the log as the offline loader replays them.
+Differences from Kafka, deliberate for now: groups come back from the log without members
+(see :mod:`.group_metadata_manager`); a static member that rejoins with a new member id
+triggers a rebalance instead of silently replacing its predecessor.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import time
 import uuid
-from dataclasses import dataclass, field
 from typing import Any
 
-from ..format.builder import RecordBatchBuilder
-from ..format.group_coordinator_records import GroupRecordType, encode_group_record
-from ..groups.group_loader import load_offsets_partition
-from ..groups.partitioner import partition_for
-from ..storage.log_config import LogConfig
-from ..storage.producer_append import AppendOrigin
-from .error_codes import Errors, error_for
-from .replica_manager import OFFSETS_TOPIC, Partition, ReplicaManager
+from .error_codes import Errors
+from .group_metadata import (COMPLETING, DEAD, EMPTY, PREPARING, STABLE, CommittedOffset, Group,
+                             GroupConfig, Member)
+from .group_metadata_manager import GroupMetadataManager
+from .replica_manager import Partition, ReplicaManager
 
 logger = logging.getLogger(__name__)
 
-EMPTY, PREPARING, COMPLETING, STABLE, DEAD = ("Empty", "PreparingRebalance",
-                                              "CompletingRebalance", "Stable", "Dead")
 NEW_MEMBER_JOIN_TIMEOUT_MS = 5 * 60 * 1000
-OFFSET_COMMIT_VALUE_VERSION = 3
-GROUP_METADATA_VALUE_VERSION = 3
-OFFSETS_TOPIC_CONFIG = LogConfig(cleanup_policy=("compact",), segment_bytes=100 * 1024 * 1024)
-
-
-def now_ms() -> int:
-    return time.time_ns() // 1_000_000
-
-
-@dataclass(frozen=True)
-class GroupConfig:
-    offsets_topic_partitions: int = 50
-    initial_rebalance_delay_ms: int = 3000
-    min_session_timeout_ms: int = 6000
-    max_session_timeout_ms: int = 1_800_000
-    max_size: int = 2**31 - 1
-    offset_metadata_max_bytes: int = 4096
-
-
-@dataclass
-class CommittedOffset:
-    offset: int
-    leader_epoch: int
-    metadata: str
-    commit_timestamp: int
-
-
-@dataclass
-class Member:
-    member_id: str
-    group_instance_id: str | None
-    client_id: str
-    client_host: str
-    rebalance_timeout_ms: int
-    session_timeout_ms: int
-    protocol_type: str
-    protocols: list[tuple[str, bytes]]
-    assignment: bytes = b""
-    join_future: asyncio.Future[dict[str, Any]] | None = None
-    sync_future: asyncio.Future[dict[str, Any]] | None = None
-    expiry: asyncio.TimerHandle | None = None
-
-    def metadata(self, protocol: str) -> bytes:
-        for name, data in self.protocols:
-            if name == protocol:
-                return data
-        raise ValueError(f"member {self.member_id} does not support {protocol}")
-
-    def matches(self, protocols: list[tuple[str, bytes]]) -> bool:
-        return self.protocols == protocols
-
-
-@dataclass
-class Group:
-    group_id: str
-    state: str = EMPTY
-    protocol_type: str | None = None
-    protocol_name: str | None = None
-    generation: int = 0
-    leader_id: str | None = None
-    members: dict[str, Member] = field(default_factory=dict)
-    pending_members: set[str] = field(default_factory=set)
-    offsets: dict[tuple[str, int], CommittedOffset] = field(default_factory=dict)
-    # producer id -> offsets committed in its open transaction
-    pending_txn_offsets: dict[int, dict[tuple[str, int], CommittedOffset]] = field(
-        default_factory=dict)
-    state_timestamp: int = -1
-    new_member_added: bool = False
-    join_timer: asyncio.TimerHandle | None = None
-    initial_remaining_ms: int = 0
-
-    def transition(self, state: str) -> None:
-        self.state = state
-        self.state_timestamp = now_ms()
-
-    def supports(self, protocol_type: str, protocols: list[tuple[str, bytes]]) -> bool:
-        names = {n for n, _ in protocols}
-        if self.state == EMPTY or not self.members:
-            return bool(protocol_type) and bool(names)
-        if protocol_type != self.protocol_type:
-            return False
-        return bool(names & self.candidates())
-
-    def candidates(self) -> set[str]:
-        sets = [{n for n, _ in m.protocols} for m in self.members.values()]
-        return set.intersection(*sets) if sets else set()
-
-    def select_protocol(self) -> str:
-        """Each member votes for its first candidate; the most votes win (first on ties)."""
-        candidates = self.candidates()
-        votes: dict[str, int] = {}
-        for member in self.members.values():
-            choice = next(n for n, _ in member.protocols if n in candidates)
-            votes[choice] = votes.get(choice, 0) + 1
-        return max(votes, key=lambda n: votes[n])
-
-    def all_joined(self) -> bool:
-        return (not self.pending_members
-                and all(m.join_future is not None for m in self.members.values()))
-
-    @property
-    def rebalance_timeout_ms(self) -> int:
-        return max((m.rebalance_timeout_ms for m in self.members.values()), default=0)
 
 
 class GroupCoordinator:
@@ -166,92 +41,23 @@ class GroupCoordinator:
     def __init__(self, replicas: ReplicaManager, config: GroupConfig = GroupConfig()) -> None:
         self.replicas = replicas
         self.config = config
-        self.groups: dict[str, Group] = {}
+        self.group_manager = GroupMetadataManager(replicas, config)
+        self.groups: dict[str, Group] = self.group_manager.groups  # one cache, shared
 
-    # -- the offsets topic ----------------------------------------------------------------------
+    # -- the offsets topic (stored by the group manager) ----------------------------------------
     @property
     def partition_count(self) -> int:
-        topic = self.replicas.topics.get(OFFSETS_TOPIC)
-        return len(topic.partitions) if topic else self.config.offsets_topic_partitions
+        return self.group_manager.partition_count
 
     def ensure_offsets_topic(self) -> None:
-        if OFFSETS_TOPIC not in self.replicas.topics:
-            self.replicas.create_topic(OFFSETS_TOPIC, self.config.offsets_topic_partitions,
-                                       OFFSETS_TOPIC_CONFIG)
+        self.group_manager.ensure_offsets_topic()
 
     def startup(self) -> None:
-        """Load the groups and offsets stored in ``__consumer_offsets`` (see the module
-        docstring: members are not restored)."""
-        topic = self.replicas.topics.get(OFFSETS_TOPIC)
-        if topic is None:
-            return
-        for partition in topic.partitions.values():
-            loaded = load_offsets_partition(partition.log.dir, partition.index,
-                                            log_start_offset=partition.log.log_start_offset)
-            for note in loaded.notes:
-                logger.warning("%s", note)
-            for gid, stored in loaded.groups.items():
-                group = Group(gid, protocol_type=stored.protocol_type or None,
-                              generation=stored.generation or 0)
-                group.offsets = {(tp.topic, tp.partition): CommittedOffset(
-                    o.offset, -1 if o.leader_epoch is None else o.leader_epoch, o.metadata,
-                    o.commit_timestamp) for tp, o in stored.offsets.items()}
-                group.pending_txn_offsets = {pid: {(tp.topic, tp.partition): CommittedOffset(
-                    o.offset, -1 if o.leader_epoch is None else o.leader_epoch, o.metadata,
-                    o.commit_timestamp) for tp, o in offsets.items()}
-                    for pid, offsets in stored.pending_offsets.items() if offsets}
-                self.groups[gid] = group
+        """Load the groups and offsets stored in ``__consumer_offsets`` (without members)."""
+        self.group_manager.startup()
 
     def offsets_partition(self, group_id: str) -> Partition:
-        self.ensure_offsets_topic()
-        index = partition_for(group_id, self.partition_count)
-        partition = self.replicas.partition(OFFSETS_TOPIC, index)
-        assert partition is not None
-        return partition
-
-    def _store(self, group_id: str, records: list[tuple[bytes, bytes | None]],
-               producer_id: int = -1, producer_epoch: int = -1) -> Errors:
-        """Append one batch of coordinator records (a transactional one for a producer id);
-        Kafka's commit error mapping applies."""
-        stamp = now_ms()
-        if producer_id >= 0:
-            builder = RecordBatchBuilder(base_offset=0, producer_id=producer_id,
-                                         producer_epoch=producer_epoch, base_sequence=0,
-                                         is_transactional=True)
-        else:
-            builder = RecordBatchBuilder(base_offset=0)
-        for key, value in records:
-            builder.append(stamp, key, value)
-        try:
-            self.replicas.append(self.offsets_partition(group_id), builder.build(),
-                                 AppendOrigin.COORDINATOR)
-        except Exception as exc:  # noqa: BLE001 - every storage failure becomes an error code
-            code = error_for(exc)
-            if code == Errors.UNKNOWN_SERVER_ERROR:
-                logger.exception("Storing records of group %s failed", group_id)
-            else:  # a client's error (e.g. a stale producer epoch): no traceback
-                logger.info("Storing records of group %s failed: %s", group_id, exc)
-            if code in (Errors.MESSAGE_TOO_LARGE, Errors.RECORD_LIST_TOO_LARGE):
-                return Errors.INVALID_COMMIT_OFFSET_SIZE
-            if code == Errors.KAFKA_STORAGE_ERROR:
-                return Errors.NOT_COORDINATOR
-            return code
-        return Errors.NONE
-
-    def _store_group(self, group: Group) -> Errors:
-        members = [{"memberId": m.member_id, "groupInstanceId": m.group_instance_id,
-                    "clientId": m.client_id, "clientHost": m.client_host,
-                    "rebalanceTimeout": m.rebalance_timeout_ms,
-                    "sessionTimeout": m.session_timeout_ms,
-                    "subscription": (m.metadata(group.protocol_name)
-                                     if group.protocol_name else b""),
-                    "assignment": m.assignment} for m in group.members.values()]
-        value = {"protocolType": group.protocol_type or "", "generation": group.generation,
-                 "protocol": group.protocol_name, "leader": group.leader_id,
-                 "currentStateTimestamp": group.state_timestamp, "members": members}
-        record = encode_group_record(GroupRecordType.GROUP_METADATA, {"group": group.group_id},
-                                     GROUP_METADATA_VALUE_VERSION, value)
-        return self._store(group.group_id, [record])
+        return self.group_manager.offsets_partition(group_id)
 
     # -- JoinGroup ------------------------------------------------------------------------------
     async def join_group(self, group_id: str, member_id: str, group_instance_id: str | None,
@@ -381,7 +187,7 @@ class GroupCoordinator:
             group.generation += 1
             group.protocol_name = None
             group.transition(EMPTY)
-            self._store_group(group)
+            self.group_manager.store_group(group)
             return
         if not joined:  # only static members that did not rejoin: wait again
             group.join_timer = asyncio.get_running_loop().call_later(
@@ -421,7 +227,7 @@ class GroupCoordinator:
         if member_id == group.leader_id:
             for m in group.members.values():
                 m.assignment = assignments.get(m.member_id, b"")
-            error = self._store_group(group)
+            error = self.group_manager.store_group(group)
             if group.state == COMPLETING and group.generation == generation:
                 if error != Errors.NONE:
                     for m in group.members.values():
@@ -535,7 +341,7 @@ class GroupCoordinator:
                 return all_(Errors.ILLEGAL_GENERATION)
             member = group.members[member_id]
             self._schedule_expiry(group, member, member.session_timeout_ms)
-        return self._store_offsets(group, offsets)
+        return self.group_manager.store_offsets(group, offsets)
 
     def commit_transactional_offsets(
             self, group_id: str, producer_id: int, producer_epoch: int, generation: int,
@@ -562,63 +368,20 @@ class GroupCoordinator:
             return all_(Errors.UNKNOWN_MEMBER_ID)
         if generation >= 0 and generation != group.generation:
             return all_(Errors.ILLEGAL_GENERATION)
-        return self._store_offsets(group, offsets, producer_id, producer_epoch)
+        return self.group_manager.store_offsets(group, offsets, producer_id, producer_epoch)
 
     def complete_transaction(self, producer_id: int, offsets_partition: int,
                              commit: bool) -> None:
         """A COMMIT/ABORT marker of ``producer_id`` was written to ``offsets_partition``:
         its pending commits in the groups of that partition become committed or go."""
-        for group in self.groups.values():
-            pending = group.pending_txn_offsets.get(producer_id)
-            if pending is None or \
-                    partition_for(group.group_id, self.partition_count) != offsets_partition:
-                continue
-            del group.pending_txn_offsets[producer_id]
-            if commit:
-                group.offsets.update(pending)
+        self.group_manager.complete_transaction(producer_id, offsets_partition, commit)
 
     def has_pending_offsets(self, group_id: str, tp: tuple[str, int]) -> bool:
-        group = self.groups.get(group_id)
-        return group is not None and any(tp in p for p in group.pending_txn_offsets.values())
-
-    def _store_offsets(self, group: Group,
-                       offsets: dict[tuple[str, int], tuple[int, int, str | None]],
-                       producer_id: int = -1, producer_epoch: int = -1
-                       ) -> dict[tuple[str, int], Errors]:
-        group_id = group.group_id
-        results: dict[tuple[str, int], Errors] = {}
-        records = []
-        stamp = now_ms()
-        accepted = {}
-        for (topic, partition), (offset, epoch, metadata) in offsets.items():
-            if metadata is not None and len(metadata.encode()) > \
-                    self.config.offset_metadata_max_bytes:
-                results[(topic, partition)] = Errors.OFFSET_METADATA_TOO_LARGE
-                continue
-            value = {"offset": offset, "leaderEpoch": epoch, "metadata": metadata or "",
-                     "commitTimestamp": stamp}
-            records.append(encode_group_record(
-                GroupRecordType.OFFSET_COMMIT,
-                {"group": group_id, "topic": topic, "partition": partition},
-                OFFSET_COMMIT_VALUE_VERSION, value))
-            accepted[(topic, partition)] = CommittedOffset(offset, epoch, metadata or "", stamp)
-        if records:
-            error = self._store(group_id, records, producer_id, producer_epoch)
-            if error == Errors.NONE and producer_id >= 0:
-                group.pending_txn_offsets.setdefault(producer_id, {}).update(accepted)
-            elif error == Errors.NONE:
-                group.offsets.update(accepted)
-            for tp in accepted:
-                results[tp] = error
-        return results
+        return self.group_manager.has_pending_offsets(group_id, tp)
 
     def fetch_offsets(self, group_id: str, partitions: list[tuple[str, int]] | None
                       ) -> dict[tuple[str, int], CommittedOffset | None]:
-        group = self.groups.get(group_id)
-        stored = group.offsets if group is not None else {}
-        if partitions is None:
-            return dict(stored)
-        return {tp: stored.get(tp) for tp in partitions}
+        return self.group_manager.fetch_offsets(group_id, partitions)
 
     # -- describing ------------------------------------------------------------------------------
     def describe(self, group_id: str) -> dict[str, Any]:

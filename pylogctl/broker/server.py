@@ -29,7 +29,8 @@ from ..storage.log_config import LogConfig
 from ..storage.segment import wall_clock_ms
 from .config_handler import ConfigHandler
 from .config_manager import ConfigManager
-from .group_coordinator import GroupConfig, GroupCoordinator
+from .group_coordinator import GroupCoordinator
+from .group_metadata import GroupConfig
 from .kafka_apis import BrokerInfo, KafkaApis
 from .log_cleaner import LogCleaner
 from .log_manager import LogManager

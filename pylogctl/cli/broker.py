@@ -92,7 +92,7 @@ def start(
     import logging
     import sys
 
-    from ..broker.group_coordinator import GroupConfig
+    from ..broker.group_metadata import GroupConfig
     from ..broker.server import BrokerConfig, serve
     from ..broker.transaction_coordinator import TransactionConfig
     from ..storage.log_config import LogConfig

@@ -13,7 +13,7 @@ import threading
 from pathlib import Path
 
 from pylogctl.broker import Broker, BrokerConfig
-from pylogctl.broker.group_coordinator import GroupConfig
+from pylogctl.broker.group_metadata import GroupConfig
 
 FAST_GROUPS = GroupConfig(offsets_topic_partitions=5, initial_rebalance_delay_ms=0)
 

@@ -398,7 +398,7 @@ class Target:
 
     def __init__(self, log_dir: Path) -> None:
         from pylogctl.broker import Broker, BrokerConfig
-        from pylogctl.broker.group_coordinator import GroupConfig
+        from pylogctl.broker.group_metadata import GroupConfig
 
         self.loop = asyncio.new_event_loop()
         self.broker = Broker(BrokerConfig(
