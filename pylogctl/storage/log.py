@@ -1,5 +1,6 @@
-"""A partition's log (Kafka's ``UnifiedLog`` over ``LocalLog``): its segments, offsets,
-leader-epoch cache and producer state, and the operations that change them.
+"""A partition's log (Kafka's ``UnifiedLog``): its offsets, leader-epoch cache and producer
+state over its segments (:class:`~pylogctl.storage.local_log.LocalLog`), and the public read,
+append, retention and truncation operations that keep them consistent.
 
 Offsets kept (``storage-engine.md`` §3.2): the log start offset (the first offset clients may
 read), the log end offset (the next offset to assign), the high watermark (clamped into
@@ -8,16 +9,11 @@ re-validates what is above). :meth:`Log.load` opens a dir through the loader
 (:func:`~pylogctl.storage.loader.plan_load` and ``apply_load``), so a log is always consistent
 when it opens.
 
-Every mutation is crash-safe the way Kafka's is: a segment is deleted by renaming its files to
-``.deleted`` (the ``.log`` first), then removing them, newest segment first when the tail
-goes (truncation) and oldest first when the head goes (retention, and a full truncation, whose
-newest segment stays until the new one exists), so the segments left are always a contiguous
-log; checkpoints and snapshots are written atomically; a new active segment exists before the
-old one goes (``createAndDeleteSegment``). Kafka deletes ``.deleted`` files
-``file.delete.delay.ms`` later so that readers can finish; an offline tool has no readers and
-deletes them at once; a broker sets :attr:`Log.delete_segment_files` to its scheduler
-(:class:`pylogctl.broker.log_manager.LogManager`). The log dir's offset checkpoints are the
-caller's (:class:`~pylogctl.storage.log_manager.LogDir`) to write. Not thread-safe.
+Every mutation is crash-safe the way Kafka's is: segment files go as ``LocalLog`` describes
+(renamed ``.deleted`` first, in an order that always leaves a contiguous log, each with its
+producer snapshot); checkpoints and snapshots are written atomically. The log dir's offset
+checkpoints are the caller's (:class:`~pylogctl.storage.log_manager.LogDir`) to write. Not
+thread-safe.
 
 One difference from Kafka: :meth:`Log.truncate_to` sets the log end offset to where the data
 now ends. Kafka sets it to the target, which differs when the target lies inside a batch (the
@@ -32,34 +28,27 @@ import os
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
-from ..errors import PylogctlError
 from ..format.log_stream import iter_batches
 from ..format.record import NO_TIMESTAMP
 from .backup import Backup
 from .checkpoint import EpochEntry
 from .file_records import FileRecords, TimestampAndOffset
-from .files import delete_if_exists, fsync_dir, match_dir_owner
+from .files import fsync_dir
 from .leader_epoch_cache import LeaderEpochFileCache
 from .load_plan import LoadResult
 from .loader import apply_load, plan_load
+# LogError, OffsetOutOfRangeError and LogReadInfo are the partition log's, imported from here
+from .local_log import LocalLog, LogError, LogReadInfo, OffsetOutOfRangeError
 from .lock import LogDirLock
 from .log_config import LogConfig
-from .log_offset_metadata import LogOffsetMetadata
 from .log_segments import LogSegments
-from .offset_index import OffsetPosition
 from .log_validator import RecordBatchTooLargeError, validate_and_assign_offsets
-from .naming import DELETED_FILE_SUFFIX
 from .producer_append import AppendOrigin
 from .producer_state import (ProducerStateManager, ProducerStateUpdate,
                              analyze_and_validate_producer_state, rebuild_producer_state)
 from .segment import LogSegment, RollParams, wall_clock_ms
-from .transaction_index import AbortedTxn
 
 logger = logging.getLogger(__name__)
-
-
-class LogError(PylogctlError):
-    """An operation the partition log refuses (Kafka's KafkaException and friends)."""
 
 
 @dataclass(frozen=True)
@@ -100,10 +89,6 @@ class AppendInfo:
     duplicate: bool = False
 
 
-class OffsetOutOfRangeError(LogError):
-    """Kafka's ``OffsetOutOfRangeException``: a read or lookup outside the log."""
-
-
 class FetchIsolation(enum.Enum):
     """How far a read may go (Kafka's ``FetchIsolation``): the log end (followers), the high
     watermark (read_uncommitted consumers) or the last stable offset (read_committed)."""
@@ -111,32 +96,6 @@ class FetchIsolation(enum.Enum):
     LOG_END = "log_end"
     HIGH_WATERMARK = "high_watermark"
     TXN_COMMITTED = "txn_committed"
-
-
-@dataclass(frozen=True)
-class LogReadInfo:
-    """What :meth:`Log.read` found (Kafka's ``FetchDataInfo``), located rather than copied:
-    ``size`` bytes from ``fetch_offset_metadata``'s position in the segment file ``path``
-    (None when nothing is read), so a broker can send them with ``sendfile``.
-    ``aborted_transactions`` is None unless asked for (read_committed)."""
-
-    fetch_offset_metadata: LogOffsetMetadata
-    path: str | None = None
-    size: int = 0
-    first_entry_incomplete: bool = False
-    aborted_transactions: tuple[AbortedTxn, ...] | None = None
-
-    @property
-    def position(self) -> int:
-        return self.fetch_offset_metadata.relative_position_in_segment
-
-    def read_bytes(self) -> bytes:
-        """The bytes themselves (a copy), for callers that do not send from the file."""
-        if self.path is None or self.size == 0:
-            return b""
-        with open(self.path, "rb") as f:
-            f.seek(self.position)
-            return f.read(self.size)
 
 
 class Log:
@@ -148,22 +107,16 @@ class Log:
                  producer_state: ProducerStateManager, *, lock: LogDirLock,
                  own_lock: bool = False, backup: Backup | None = None,
                  load_result: LoadResult | None = None) -> None:
-        self.dir = directory
-        self.config = config
-        self.segments = segments
+        self.local_log = LocalLog(directory, config, segments, log_end_offset, recovery_point,
+                                  backup)
         self.log_start_offset = log_start_offset
-        self._log_end_offset = log_end_offset
-        self.recovery_point = recovery_point
         self.high_watermark = high_watermark
         self.leader_epoch_cache = leader_epoch_cache
         self.producer_state = producer_state
         self.lock = lock
         self._own_lock = own_lock
-        self.backup = backup
         self.load_result = load_result
         self.closed = False
-        # removes a segment's files once renamed .deleted and out of the map (Kafka's asyncDelete)
-        self.delete_segment_files: Callable[[LogSegment], None] = LogSegment.delete_if_exists
 
     @classmethod
     def load(cls, directory: str | os.PathLike[str], config: LogConfig = LogConfig(), *,
@@ -203,16 +156,53 @@ class Log:
                 lock.release()
             raise
 
-    # -- offsets -------------------------------------------------------------------------------
+    # -- the local log's state ------------------------------------------------------------------
     @property
-    def log_end_offset(self) -> int:
-        return self._log_end_offset
+    def dir(self) -> str:
+        return self.local_log.dir
+
+    @property
+    def config(self) -> LogConfig:
+        return self.local_log.config
+
+    @config.setter
+    def config(self, config: LogConfig) -> None:
+        self.local_log.config = config
+
+    @property
+    def segments(self) -> LogSegments[LogSegment]:
+        return self.local_log.segments
+
+    @property
+    def backup(self) -> Backup | None:
+        return self.local_log.backup
+
+    @property
+    def delete_segment_files(self) -> Callable[[LogSegment], None]:
+        """Removes a segment's files once renamed .deleted and out of the map (Kafka's
+        asyncDelete); a broker sets its scheduler here."""
+        return self.local_log.delete_segment_files
+
+    @delete_segment_files.setter
+    def delete_segment_files(self, delete: Callable[[LogSegment], None]) -> None:
+        self.local_log.delete_segment_files = delete
+
+    @property
+    def recovery_point(self) -> int:
+        return self.local_log.recovery_point
+
+    @recovery_point.setter
+    def recovery_point(self, offset: int) -> None:
+        self.local_log.recovery_point = offset
 
     @property
     def active_segment(self) -> LogSegment:
-        segment = self.segments.last
-        assert segment is not None, "a loaded log always has a segment"
-        return segment
+        return self.local_log.active_segment
+
+    # -- offsets -------------------------------------------------------------------------------
+    @property
+    def log_end_offset(self) -> int:
+        return self.local_log.log_end_offset
 
     def segments_in_range(self, start: int, end: int) -> list[LogSegment]:
         """The segments that can hold offsets in ``[start, end)`` (Kafka's ``logSegments``)."""
@@ -220,14 +210,13 @@ class Log:
 
     def update_high_watermark(self, offset: int) -> int:
         """Set the high watermark, clamped into [log start, log end]; returns it."""
-        self.high_watermark = min(max(offset, self.log_start_offset), self._log_end_offset)
+        self.high_watermark = min(max(offset, self.log_start_offset), self.log_end_offset)
         self.producer_state.on_high_watermark_updated(self.high_watermark)
         return self.high_watermark
 
     def _update_log_end_offset(self, offset: int) -> None:
         """``LocalLog.updateLogEndOffset`` and ``updateHighWatermarkWithLogEndOffset``."""
-        self._log_end_offset = offset
-        self.recovery_point = min(self.recovery_point, offset)
+        self.local_log.update_log_end_offset(offset)
         if self.high_watermark >= offset:
             self.high_watermark = offset
 
@@ -246,20 +235,6 @@ class Log:
         return self.high_watermark
 
     # -- reads -----------------------------------------------------------------------------------
-    def _offset_metadata(self, offset: int) -> LogOffsetMetadata:
-        """``offset`` with its segment and byte position (the batch holding it; the end of the
-        active segment for the log end offset)."""
-        if offset >= self._log_end_offset:
-            active = self.active_segment
-            return LogOffsetMetadata(self._log_end_offset, active.base_offset, active.size)
-        segment = self.segments.floor(offset)
-        if segment is None:
-            return LogOffsetMetadata(offset)
-        hit = segment.translate_offset(offset)
-        if hit is None:
-            return LogOffsetMetadata(offset, segment.base_offset, segment.size)
-        return LogOffsetMetadata(offset, segment.base_offset, hit.position)
-
     def read(self, start_offset: int, max_length: int,
              isolation: FetchIsolation = FetchIsolation.HIGH_WATERMARK,
              min_one_message: bool = True) -> LogReadInfo:
@@ -276,57 +251,13 @@ class Log:
                 f"{os.path.basename(self.dir)}, but we only have log segments starting from "
                 f"offset: {self.log_start_offset}.")
         if isolation is FetchIsolation.LOG_END:
-            bound = self._log_end_offset
+            bound = self.log_end_offset
         elif isolation is FetchIsolation.HIGH_WATERMARK:
             bound = self.high_watermark
         else:
             bound = self.last_stable_offset
-        with_aborted = isolation is FetchIsolation.TXN_COMMITTED
-        segment = self.segments.floor(start_offset)
-        if start_offset > self._log_end_offset or segment is None:
-            raise OffsetOutOfRangeError(
-                f"Received request for offset {start_offset} for partition "
-                f"{os.path.basename(self.dir)}, but we only have log segments upto "
-                f"{self._log_end_offset}.")
-        empty_aborted = () if with_aborted else None
-        if start_offset >= bound:
-            return LogReadInfo(self._offset_metadata(start_offset),
-                               aborted_transactions=empty_aborted)
-        bound_metadata = self._offset_metadata(bound)
-        while segment is not None:
-            if segment.base_offset < bound_metadata.segment_base_offset:
-                max_position = segment.size
-            else:
-                max_position = bound_metadata.relative_position_in_segment
-            found = segment.locate(start_offset, max_length, max_position, min_one_message)
-            if found is not None:
-                size = found.size or 0
-                aborted = (self._aborted_transactions(start_offset, segment, found.metadata,
-                                                      size) if with_aborted else None)
-                return LogReadInfo(found.metadata, segment.log.path if size else None, size,
-                                   found.first_entry_incomplete, aborted)
-            segment = self.segments.higher(segment.base_offset)
-        return LogReadInfo(self._offset_metadata(self._log_end_offset),
-                           aborted_transactions=empty_aborted)
-
-    def _aborted_transactions(self, start_offset: int, segment: LogSegment,
-                              start: LogOffsetMetadata, size: int) -> tuple[AbortedTxn, ...]:
-        """``addAbortedTransactions``: the aborted transactions overlapping the read, searched
-        from its segment up to an offset surely past the bytes read."""
-        upper = segment.fetch_upper_bound_offset(
-            OffsetPosition(start.message_offset, start.relative_position_in_segment), size)
-        if upper is None:
-            following = self.segments.higher(segment.base_offset)
-            upper = following.base_offset if following is not None else self._log_end_offset
-        found: list[AbortedTxn] = []
-        current: LogSegment | None = segment
-        while current is not None:
-            result = current.collect_aborted_txns(start_offset, upper)
-            found.extend(result.aborted_transactions)
-            if result.is_complete:
-                break
-            current = self.segments.higher(current.base_offset)
-        return tuple(found)
+        return self.local_log.read(start_offset, max_length, bound, min_one_message,
+                                   isolation is FetchIsolation.TXN_COMMITTED)
 
     def fetch_offset_by_timestamp(self, timestamp: int) -> TimestampAndOffset | None:
         """Kafka's ``fetchOffsetByTimestamp`` for a real timestamp: the first record at or
@@ -354,41 +285,23 @@ class Log:
         """Kafka's ``endOffsetForEpoch`` (OffsetForLeaderEpoch): ``(epoch, end offset)`` or
         None when the cache has no answer."""
         epoch, offset = self.leader_epoch_cache.end_offset_for(leader_epoch,
-                                                               self._log_end_offset)
+                                                               self.log_end_offset)
         return None if offset < 0 else (epoch, offset)
 
     # -- deleting segments ---------------------------------------------------------------------
     def _save(self, *paths: str, will_delete: bool = False) -> None:
-        if self.backup is not None:
-            for path in paths:
-                self.backup.save(path, will_delete=will_delete)
+        self.local_log.save(*paths, will_delete=will_delete)
 
-    def _segment_paths(self, segment: LogSegment) -> list[str]:
-        return [segment.log.path, segment.lazy_offset_index.path, segment.lazy_time_index.path,
-                segment.txn_index.path]
+    def _mark_snapshot_for_deletion(self, base_offset: int) -> str | None:
+        """A deleted segment's producer snapshot, renamed for deletion with it."""
+        self._save(self.producer_state.snapshot_path(base_offset), will_delete=True)
+        return self.producer_state.remove_and_mark_snapshot_for_deletion(base_offset)
 
     def _delete_segments(self, doomed: list[LogSegment], reason: str,
-                         with_snapshots: bool = True, oldest_first: bool = False) -> None:
-        """``removeAndDeleteSegments``, newest first (oldest first when cutting the head, so
-        that what is left is always a contiguous log), with the producer snapshots at their
-        base offsets unless ``with_snapshots`` is False (a roll replacing an empty segment)."""
-        for segment in sorted(doomed, key=lambda s: s.base_offset, reverse=not oldest_first):
-            logger.info("Deleting segment %d of %s: %s", segment.base_offset, self.dir, reason)
-            self._save(*self._segment_paths(segment), will_delete=True)
-            if self.segments.get(segment.base_offset) is segment:
-                self.segments.remove(segment.base_offset)
-            if not segment.has_suffix(DELETED_FILE_SUFFIX):
-                segment.change_file_suffixes("", DELETED_FILE_SUFFIX)
-            snapshot = None
-            if with_snapshots:
-                self._save(self.producer_state.snapshot_path(segment.base_offset),
-                           will_delete=True)
-                snapshot = self.producer_state.remove_and_mark_snapshot_for_deletion(
-                    segment.base_offset)
-            fsync_dir(self.dir)
-            self.delete_segment_files(segment)
-            if snapshot is not None:
-                _unlink(snapshot)
+                         oldest_first: bool = False) -> None:
+        """``removeAndDeleteSegments`` with the producer snapshots at their base offsets."""
+        self.local_log.remove_and_delete_segments(doomed, reason,
+                                                  self._mark_snapshot_for_deletion, oldest_first)
 
     def maybe_increment_log_start_offset(self, new_log_start_offset: int) -> bool:
         """Kafka's ``maybeIncrementLogStartOffset``: raise the log start offset (never above
@@ -410,7 +323,7 @@ class Log:
         if any(e.start_offset <= new_log_start_offset
                for e in self.leader_epoch_cache.epoch_entries()):
             self._save(self.leader_epoch_cache.path)
-        if new_log_start_offset >= self._log_end_offset:
+        if new_log_start_offset >= self.log_end_offset:
             self.leader_epoch_cache.clear_and_flush()
         else:
             self.leader_epoch_cache.truncate_from_start(new_log_start_offset)
@@ -437,7 +350,7 @@ class Log:
         if before_delete is not None:
             before_delete()
         self._delete_segments(doomed, reason, oldest_first=True)
-        self._rebuild_producer_state(self._log_end_offset)
+        self._rebuild_producer_state(self.log_end_offset)
         return created
 
     # -- truncation ----------------------------------------------------------------------------
@@ -448,7 +361,7 @@ class Log:
         if target_offset < 0:
             raise LogError(f"Cannot truncate partition {self.dir} to a negative offset "
                            f"({target_offset}).")
-        before = self._log_end_offset
+        before = self.log_end_offset
         if target_offset >= before:
             logger.info("Truncating %s to %d has no effect as the largest offset in the log "
                         "is %d", self.dir, target_offset, before - 1)
@@ -456,12 +369,9 @@ class Log:
             return self._result(target_offset, before, (), None, 0, None, removed)
         if self.segments.first.base_offset > target_offset:  # type: ignore[union-attr]
             return self.truncate_fully_and_start_at(target_offset)
-        doomed = [s for s in self.segments if s.base_offset > target_offset]
-        self._delete_segments(doomed, f"log truncation to offset {target_offset}")
+        doomed, truncated = self.local_log.truncate_to(target_offset,
+                                                       self._mark_snapshot_for_deletion)
         active = self.active_segment
-        self._save(*self._segment_paths(active))
-        truncated = active.truncate_to(target_offset)
-        active.flush()
         new_end = active.read_next_offset()
         removed = self._truncate_epochs_from_end(new_end)
         self.log_start_offset = min(new_end, self.log_start_offset)
@@ -474,21 +384,13 @@ class Log:
     def truncate_fully_and_start_at(self, new_offset: int,
                                     log_start_offset: int | None = None) -> TruncationResult:
         """Kafka's ``truncateFullyAndStartAt``: delete every segment and start an empty one at
-        ``new_offset`` (created before the last old one goes, so there always is one). All but
-        the last go oldest first: the last stays until the new segment exists, so deleting the
-        newest first would leave a hole in the middle of the log after a crash; this way what
-        is left is always a contiguous log (its tail)."""
+        ``new_offset`` (:meth:`LocalLog.truncate_fully_and_start_at
+        <pylogctl.storage.local_log.LocalLog.truncate_fully_and_start_at>`), with the leader
+        epochs and producer state."""
         self._check_open()
-        before = self._log_end_offset
-        old = list(self.segments)
-        self._delete_segments(old[:-1], f"log truncation to start at offset {new_offset}",
-                              oldest_first=True)
-        last = old[-1]
-        self._save(*self._segment_paths(last), will_delete=True)
-        if new_offset == last.base_offset:
-            last.change_file_suffixes("", DELETED_FILE_SUFFIX)
-        self._new_segment(new_offset)
-        self._delete_segments([last], f"log truncation to start at offset {new_offset}")
+        before = self.log_end_offset
+        old = self.local_log.truncate_fully_and_start_at(new_offset,
+                                                         self._mark_snapshot_for_deletion)
         removed = tuple(self.leader_epoch_cache.epoch_entries())
         self._save(self.leader_epoch_cache.path)
         self.leader_epoch_cache.clear_and_flush()
@@ -502,14 +404,6 @@ class Log:
         fsync_dir(self.dir)
         return self._result(new_offset, before, tuple(s.base_offset for s in old), None,
                             sum(s.size for s in old), new_offset, removed)
-
-    def _new_segment(self, base_offset: int) -> LogSegment:
-        """A new active segment, its indexes created at full size as Kafka's are while active
-        (:meth:`close` trims them)."""
-        segment = LogSegment.create(self.dir, base_offset, self.config)
-        segment.resize_indexes(self.config.segment_index_bytes)
-        self.segments.add(segment)
-        return segment
 
     def _truncate_epochs_from_end(self, end_offset: int) -> tuple[EpochEntry, ...]:
         if any(e.start_offset >= end_offset for e in self.leader_epoch_cache.epoch_entries()):
@@ -525,30 +419,18 @@ class Log:
 
     def _result(self, target: int, before: int, deleted: tuple[int, ...], truncated_segment,
                 truncated: int, created, removed) -> TruncationResult:
-        return TruncationResult(target, before, self._log_end_offset, deleted, truncated_segment,
+        return TruncationResult(target, before, self.log_end_offset, deleted, truncated_segment,
                                 truncated, created, tuple(removed), self.log_start_offset,
                                 self.recovery_point, self.high_watermark)
 
     # -- appends, rolls, flushes ---------------------------------------------------------------
     def roll(self, expected_next_offset: int | None = None) -> LogSegment:
-        """Start a new active segment at max(``expected_next_offset``, log end)."""
+        """Start a new active segment at max(``expected_next_offset``, log end)
+        (:meth:`LocalLog.roll <pylogctl.storage.local_log.LocalLog.roll>`), snapshot the
+        producer state there and flush everything below it."""
         self._check_open()
-        new_offset = max(expected_next_offset or 0, self._log_end_offset)
-        active = self.active_segment
-        if new_offset in self.segments:
-            if active.base_offset != new_offset or active.size != 0:
-                raise LogError(f"Trying to roll a new log segment for {self.dir} with start "
-                               f"offset {new_offset} while it already exists")
-            self._delete_segments([active], "rolling an empty active segment",
-                                  with_snapshots=False)
-        elif new_offset < active.base_offset:
-            raise LogError(f"Trying to roll a new log segment for {self.dir} with start offset "
-                           f"{new_offset} lower than start offset of the active segment "
-                           f"{active.base_offset}")
-        else:
-            LogSegment.delete_files_if_exist(self.dir, new_offset)
-            active.on_become_inactive_segment()
-        segment = self._new_segment(new_offset)
+        segment = self.local_log.roll(expected_next_offset)
+        new_offset = segment.base_offset
         self.producer_state.update_map_end_offset(new_offset)
         self.producer_state.take_snapshot()
         self.flush(new_offset)
@@ -566,7 +448,7 @@ class Log:
         if end != len(records):
             raise LogError(f"Append to {self.dir} ends with {len(records) - end} bytes that are "
                            f"not a batch")
-        expected = self._log_end_offset
+        expected = self.log_end_offset
         for batch in batches:
             batch.ensure_valid()
             if batch.base_offset < expected:
@@ -606,7 +488,7 @@ class Log:
         single-replica leader moves it to the log end once the append is written)."""
         self._check_open()
         now = wall_clock_ms() if now_ms is None else now_ms
-        first_offset = self._log_end_offset
+        first_offset = self.log_end_offset
         result = validate_and_assign_offsets(records, first_offset, leader_epoch, self.config,
                                              origin, now, os.path.basename(self.dir))
         batch = result.batch
@@ -649,30 +531,23 @@ class Log:
         the producers' new entries, the transactions their markers complete (aborted ones
         indexed in the ``.txnindex`` with the last stable offset of the moment), the map end
         offset; the log end offset moves right after the write, as in Kafka."""
+        self.local_log.append(last_offset, max_timestamp, shallow_offset_of_max_timestamp,
+                              records)
         segment = self.active_segment
-        segment.append(last_offset, max_timestamp, shallow_offset_of_max_timestamp, records)
-        self._log_end_offset = last_offset + 1
         for info in update.updated_producers.values():
             self.producer_state.apply(info)
         for txn in update.completed_txns:
             segment.update_txn_index(txn, self.producer_state.last_stable_offset(txn))
             self.producer_state.complete_txn(txn)
         self.producer_state.update_map_end_offset(last_offset + 1)
-        if self._log_end_offset - self.recovery_point >= self.config.flush_messages:
+        if self.log_end_offset - self.recovery_point >= self.config.flush_messages:
             self.flush()
 
     def flush(self, offset: int | None = None) -> None:
         """fsync every segment holding offsets below ``offset`` (default: everything, the
         active segment included) and raise the recovery point to it."""
         self._check_open()
-        flush_to = self._log_end_offset + 1 if offset is None else offset
-        new_recovery_point = self._log_end_offset if offset is None else offset
-        if flush_to <= self.recovery_point:
-            return
-        for segment in self.segments.values(self.recovery_point, flush_to):
-            segment.flush()
-        fsync_dir(self.dir)
-        self.recovery_point = max(self.recovery_point, new_recovery_point)
+        self.local_log.flush(offset)
 
     def close(self) -> None:
         """Snapshot producer state at the log end, close the segments (trimming the active
@@ -683,9 +558,7 @@ class Log:
         self.closed = True
         try:
             self.producer_state.take_snapshot()
-            for segment in self.segments:
-                segment.close()
-            match_dir_owner(self.dir)
+            self.local_log.close()
         finally:
             if self._own_lock:
                 self.lock.release()
@@ -702,7 +575,7 @@ class Log:
 
     def __repr__(self) -> str:
         return (f"Log({self.dir!r}, logStartOffset={self.log_start_offset}, "
-                f"logEndOffset={self._log_end_offset}, highWatermark={self.high_watermark}, "
+                f"logEndOffset={self.log_end_offset}, highWatermark={self.high_watermark}, "
                 f"recoveryPoint={self.recovery_point}, segments={len(self.segments)})")
 
 
@@ -715,7 +588,3 @@ def _segment_reader(segments: LogSegments[LogSegment]):
         with FileRecords(segment.log.path) as records:
             yield from records.batches()
     return read
-
-
-def _unlink(path: str) -> None:
-    delete_if_exists(path)

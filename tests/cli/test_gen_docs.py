@@ -21,7 +21,7 @@ import typer.main
 from typer._click.core import Context
 
 from support import REPO
-from pylogctl.cli import gen_docs
+from pylogctl.cli import completion_scripts, gen_docs, man_pages
 from pylogctl.cli.app import app
 
 BASH, ZSH, FISH = (REPO / gen_docs.BASH, REPO / gen_docs.ZSH, REPO / gen_docs.FISH)
@@ -129,7 +129,7 @@ def test_generator_refuses_a_directory_that_is_not_the_project(tmp_path: Path) -
 def _bash_block(path: tuple[str, ...]) -> str:
     """The bash script's ``_pylogctl_spec`` entry for one command path."""
     spec = BASH.read_text().split("_pylogctl_spec() {")[1]
-    return spec.split(f"\n        {gen_docs._sh(' '.join(path))})\n")[1].split(";;")[0]
+    return spec.split(f"\n        {completion_scripts._sh(' '.join(path))})\n")[1].split(";;")[0]
 
 
 @pytest.mark.parametrize("path", SUBCOMMANDS, ids=" ".join)
@@ -141,7 +141,7 @@ def test_every_subcommand_is_in_each_script_and_has_a_man_page(path: tuple[str, 
     page = REPO / "man" / f"pylogctl-{'-'.join(path)}.1"
     assert page.is_file(), f"no man page {page.name}: {REGENERATE}"
     parent = REPO / "man" / f"{'-'.join(('pylogctl',) + path[:-1])}.1"
-    assert f".BR {gen_docs.roff(page.stem)} (1)" in parent.read_text()
+    assert f".BR {man_pages.roff(page.stem)} (1)" in parent.read_text()
 
 
 @pytest.mark.parametrize("path,cmd,ctx", LIVE, ids=[" ".join(p) or "pylogctl" for p, _, _ in LIVE])
@@ -158,7 +158,7 @@ def test_every_option_is_in_each_script_and_in_the_man_page(path, cmd, ctx) -> N
         fish_name = f"-l {opt[2:]}" if opt.startswith("--") else f"-s {opt[1:]}"
         assert any(ln.startswith(fish_cond) and f" {fish_name} " in ln
                    for ln in fish.splitlines()), opt
-        assert f"\\fB{gen_docs.roff(opt)}\\fR" in page, opt
+        assert f"\\fB{man_pages.roff(opt)}\\fR" in page, opt
 
 
 def test_output_choices_and_decoder_options_take_values() -> None:
@@ -246,7 +246,7 @@ MAN_PAGES = sorted((REPO / "man").glob("pylogctl*.1"))
 def test_man_page_has_the_standard_sections_and_no_date(page: Path) -> None:
     text = page.read_text()
     th = next(ln for ln in text.splitlines() if ln.startswith(".TH "))
-    assert th.endswith(f' 1 "" "pylogctl {gen_docs.__version__}" "pylogctl manual"')
+    assert th.endswith(f' 1 "" "pylogctl {man_pages.__version__}" "pylogctl manual"')
     for section in ("NAME", "SYNOPSIS", "OPTIONS", "EXIT STATUS", "SEE ALSO"):
         assert f"\n.SH {section}\n" in text, section
     assert all(ord(ch) < 128 for ch in text)
@@ -279,21 +279,21 @@ def test_man_page_passes_mandoc_lint(page: Path) -> None:
 
 
 def test_roff_escapes_requests_backslashes_hyphens_and_non_ascii() -> None:
-    assert gen_docs.roff("--max-bytes") == "\\-\\-max\\-bytes"
-    assert gen_docs.roff("a\\b") == "a\\eb"
-    assert gen_docs.roff("\u00fc \u2014") == "\\[u00FC] \\[u2014]"
-    assert gen_docs._lines(".log files") == ["\\&.log files"]
-    assert gen_docs._lines("'quoted'") == ["\\&'quoted'"]
-    assert all(len(ln) < 80 for ln in gen_docs._lines("word " * 100))
+    assert man_pages.roff("--max-bytes") == "\\-\\-max\\-bytes"
+    assert man_pages.roff("a\\b") == "a\\eb"
+    assert man_pages.roff("\u00fc \u2014") == "\\[u00FC] \\[u2014]"
+    assert man_pages._lines(".log files") == ["\\&.log files"]
+    assert man_pages._lines("'quoted'") == ["\\&'quoted'"]
+    assert all(len(ln) < 80 for ln in man_pages._lines("word " * 100))
 
 
 def test_exit_status_comes_from_the_app_exit_code_text() -> None:
     text = (REPO / "man" / "pylogctl.1").read_text()
     status = text.split(".SH EXIT STATUS\n")[1].split(".SH ")[0]
     assert ".B 0\n" in status and ".B 2\n" in status
-    assert gen_docs.roff("usage error") in status
+    assert man_pages.roff("usage error") in status
     description = text.split(".SH DESCRIPTION\n")[1].split(".SH ")[0]
-    assert gen_docs.roff("usage error") not in description  # said once, under EXIT STATUS
+    assert man_pages.roff("usage error") not in description  # said once, under EXIT STATUS
 
 
 # --- commands yet to come: groups, path types, enums, repeatable and negatable options --------
