@@ -1,6 +1,5 @@
 """Tables: aligned plain columns when piped, a rich table on a terminal.
 
-Two layers. :func:`stream_table` lays out rows of ready-made cells.
 :class:`TableFormatter` is the ``table`` output of every subcommand: it takes the same
 sections as the other formatters and shows each one as its header (``key: value`` lines),
 its items as rows, then its footer. Columns are the item keys in first-seen order; nested
@@ -41,31 +40,6 @@ def _line(cells: Sequence[str], widths: Sequence[int], right: Sequence[bool]) ->
         else:
             parts.append(cell if i == last else cell.ljust(width))
     return "  ".join(parts) + "\n"
-
-
-def stream_table(columns: Sequence[str], rows: Iterable[Sequence[str]], out: TextIO,
-                 right: Sequence[bool], block: int = BLOCK_ROWS) -> int:
-    """Write ``rows`` (cells as strings) under ``columns`` in plain aligned blocks; returns
-    the rows written."""
-    widths = [len(c) for c in columns]
-    it = iter(rows)
-    written = 0
-    header = True
-    while True:
-        chunk = list(islice(it, block))
-        if not chunk and not header:
-            return written
-        for row in chunk:
-            for i, cell in enumerate(row):
-                if len(cell) > widths[i]:
-                    widths[i] = len(cell)
-        if header:
-            out.write(_line(columns, widths, right))
-            header = False
-        out.write("".join(_line(row, widths, right) for row in chunk))
-        written += len(chunk)
-        if not chunk:
-            return written
 
 
 def _rich_table(columns: Sequence[str], rows: Iterable[Sequence[str]], out: TextIO,

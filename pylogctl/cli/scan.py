@@ -40,6 +40,11 @@ class Engine(str, enum.Enum):
     spark = "spark"
 
 
+def paths_argument() -> Any:
+    return typer.Argument(..., metavar="PATH...", show_default=False,
+                          help="Log dirs, dirs holding log dirs, or partition dirs.")
+
+
 def engine_option() -> Any:
     return typer.Option(Engine.local, "--engine", help="local: this process, no JVM; spark: "
                         "Spark tasks (needs pyspark 4 and pyarrow installed).")
@@ -79,9 +84,7 @@ def make_engine(engine: Engine, paths: list[str], master: Optional[str], split_b
 
 @app.command("scan", help=HELP, epilog=EXIT_CODES_HELP)
 def scan(
-    paths: List[str] = typer.Argument(..., metavar="PATH...", show_default=False,
-                                      help="Log dirs, dirs holding log dirs, or partition "
-                                      "dirs."),
+    paths: List[str] = paths_argument(),
     engine: Engine = engine_option(),
     master: Optional[str] = master_option(),
     topic: List[str] = typer.Option([], "--topic", metavar="TOPIC",

@@ -11,7 +11,7 @@ from ..errors import ExitCode
 from .app import EXIT_CODES_HELP, app
 from .output import OutputFormat, err, guarded_output, write_listing
 from .scan import (Engine, engine_option, engine_progress, make_engine, master_option,
-                   split_bytes_option)
+                   paths_argument, split_bytes_option)
 
 HELP = (
     "Statistics of log dirs (a log dir, several, a dir holding log dirs, or partition dirs), "
@@ -32,9 +32,7 @@ HELP = (
 
 @app.command("stats", help=HELP, epilog=EXIT_CODES_HELP)
 def stats(
-    paths: List[str] = typer.Argument(..., metavar="PATH...", show_default=False,
-                                      help="Log dirs, dirs holding log dirs, or partition "
-                                      "dirs."),
+    paths: List[str] = paths_argument(),
     engine: Engine = engine_option(),
     master: Optional[str] = master_option(),
     split_bytes: int = split_bytes_option(),

@@ -16,6 +16,7 @@ from pylogctl.broker import Broker, BrokerConfig
 from pylogctl.broker.group_metadata import GroupConfig
 
 FAST_GROUPS = GroupConfig(offsets_topic_partitions=5, initial_rebalance_delay_ms=0)
+FIRST_RUN, SECOND_RUN = 40, 7  # records a client round trip sends before and after a restart
 
 
 class BrokerThread:
@@ -126,3 +127,22 @@ def check_offline(cli, log_dir: Path, group: str, topic: str, partitions: int,
     assert r.code == 0, r.err
     assert "isvalid: false" not in r.out
     return {row["partition"]: row["currentOffset"] for row in rows}
+
+
+def sent_records(first: int, count: int, text: bool = False) -> set[tuple]:
+    """The (key, value) pairs a round-trip client sends: ``key-i``/``value-i`` for i in
+    [first, first + count), as bytes (or str for clients that print them)."""
+    pairs = {(f"key-{i}", f"value-{i}") for i in range(first, first + count)}
+    return pairs if text else {(k.encode(), v.encode()) for k, v in pairs}
+
+
+def round_trip_across_restart(cli, log_dir: Path, session, *, group: str, topic: str,
+                              partitions: int, text: bool = False) -> dict[int, int]:
+    """A client's ``session(bootstrap, first, count)`` (produce ``count`` records to ``topic``,
+    consume them in ``group``, commit; returns the pairs it consumed) against a broker, then
+    again against a broker restarted on the same log dir, which must resume the group from
+    its commit; then :func:`check_offline`. Returns its {partition: committed offset}."""
+    for first, count in ((0, FIRST_RUN), (FIRST_RUN, SECOND_RUN)):
+        with BrokerThread(log_dir, num_partitions=partitions) as broker:
+            assert session(broker.bootstrap, first, count) == sent_records(first, count, text)
+    return check_offline(cli, log_dir, group, topic, partitions, FIRST_RUN + SECOND_RUN)

@@ -11,23 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import time
-from pathlib import Path
 
 import pytest
 
-from broker_support import BrokerThread, check_offline
+from broker_support import round_trip_across_restart
 
-N = 40
-MORE = 7
 DEADLINE_S = 30
-
-
-def _check_offline(cli, log_dir: Path, group: str, topic: str, partitions: int) -> dict:
-    return check_offline(cli, log_dir, group, topic, partitions, N + MORE)
-
-
-def _expected(first: int, count: int) -> set[tuple[bytes, bytes]]:
-    return {(f"key-{i}".encode(), f"value-{i}".encode()) for i in range(first, first + count)}
 
 
 # -- kafka-python -------------------------------------------------------------------------------
@@ -57,13 +46,11 @@ def test_kafka_python_round_trip(tmp_path, cli):
         consumer.close()
         return got
 
-    with BrokerThread(log_dir, num_partitions=3) as broker:
-        produce(broker.bootstrap, 0, N)
-        assert consume(broker.bootstrap, N) == _expected(0, N)
-    with BrokerThread(log_dir, num_partitions=3) as broker:
-        produce(broker.bootstrap, N, MORE)
-        assert consume(broker.bootstrap, MORE) == _expected(N, MORE)
-    _check_offline(cli, log_dir, "kp-group", "kp", 3)
+    def session(bootstrap: str, first: int, count: int) -> set[tuple[bytes, bytes]]:
+        produce(bootstrap, first, count)
+        return consume(bootstrap, count)
+
+    round_trip_across_restart(cli, log_dir, session, group="kp-group", topic="kp", partitions=3)
 
 
 # -- aiokafka -----------------------------------------------------------------------------------
@@ -95,11 +82,8 @@ def test_aiokafka_round_trip(tmp_path, cli):
             await consumer.stop()
         return got
 
-    with BrokerThread(log_dir, num_partitions=2) as broker:
-        assert asyncio.run(session(broker.bootstrap, 0, N)) == _expected(0, N)
-    with BrokerThread(log_dir, num_partitions=2) as broker:
-        assert asyncio.run(session(broker.bootstrap, N, MORE)) == _expected(N, MORE)
-    _check_offline(cli, log_dir, "ak-group", "ak", 2)
+    round_trip_across_restart(cli, log_dir, lambda *a: asyncio.run(session(*a)),
+                              group="ak-group", topic="ak", partitions=2)
 
 
 # -- confluent-kafka (librdkafka) ---------------------------------------------------------------
@@ -131,12 +115,10 @@ def test_confluent_kafka_round_trip(tmp_path, cli, codec):
         consumer.close()
         return got
 
-    with BrokerThread(log_dir, num_partitions=2) as broker:
-        produce(broker.bootstrap, 0, N)
-        assert consume(broker.bootstrap, N) == _expected(0, N)
-    with BrokerThread(log_dir, num_partitions=2) as broker:
-        produce(broker.bootstrap, N, MORE)
-        assert consume(broker.bootstrap, MORE) == _expected(N, MORE)
-    _check_offline(cli, log_dir, "ck-group", "ck", 2)
+    def session(bootstrap: str, first: int, count: int) -> set[tuple[bytes, bytes]]:
+        produce(bootstrap, first, count)
+        return consume(bootstrap, count)
+
+    round_trip_across_restart(cli, log_dir, session, group="ck-group", topic="ck", partitions=2)
     r = cli("dump-segment", *sorted(str(p) for p in log_dir.glob("ck-*/*.log")))
     assert f"compresscodec: {codec}" in r.out

@@ -13,10 +13,8 @@ import subprocess
 
 import pytest
 
-from broker_support import BrokerThread, check_offline
+from broker_support import round_trip_across_restart
 
-N = 40
-MORE = 7
 PARTITIONS = 2
 TIMEOUT_S = 60
 
@@ -42,17 +40,10 @@ def _session(kcat: str, bootstrap: str, first: int, count: int) -> set[tuple[str
     return {tuple(line.split(":", 1)) for line in done.stdout.splitlines()}
 
 
-def _expected(first: int, count: int) -> set[tuple[str, str]]:
-    return {(f"key-{i}", f"value-{i}") for i in range(first, first + count)}
-
-
 def test_kcat_round_trip(tmp_path, cli):
     kcat = _kcat()
     log_dir = tmp_path / "logs"
-    with BrokerThread(log_dir, num_partitions=PARTITIONS) as broker:
-        assert _session(kcat, broker.bootstrap, 0, N) == _expected(0, N)
-    with BrokerThread(log_dir, num_partitions=PARTITIONS) as broker:
-        assert _session(kcat, broker.bootstrap, N, MORE) == _expected(N, MORE)
-    check_offline(cli, log_dir, "kc-group", "kc", PARTITIONS, N + MORE)
+    round_trip_across_restart(cli, log_dir, lambda *a: _session(kcat, *a), group="kc-group",
+                              topic="kc", partitions=PARTITIONS, text=True)
     r = cli("dump-segment", *sorted(str(p) for p in log_dir.glob("kc-*/*.log")))
     assert "compresscodec: snappy" in r.out

@@ -16,11 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from broker_support import BrokerThread, check_offline
+from broker_support import round_trip_across_restart
 
 JS = Path(__file__).parent / "js"
-N = 40
-MORE = 7
 PARTITIONS = 3
 
 
@@ -42,15 +40,8 @@ def _session(node: str, bootstrap: str, first: int, count: int) -> set[tuple[str
     return {tuple(pair) for pair in json.loads(done.stdout)["records"]}
 
 
-def _expected(first: int, count: int) -> set[tuple[str, str]]:
-    return {(f"key-{i}", f"value-{i}") for i in range(first, first + count)}
-
-
 def test_kafkajs_round_trip(tmp_path, cli):
     node = _node()
     log_dir = tmp_path / "logs"
-    with BrokerThread(log_dir) as broker:
-        assert _session(node, broker.bootstrap, 0, N) == _expected(0, N)
-    with BrokerThread(log_dir) as broker:
-        assert _session(node, broker.bootstrap, N, MORE) == _expected(N, MORE)
-    check_offline(cli, log_dir, "kj-group", "kj", PARTITIONS, N + MORE)
+    round_trip_across_restart(cli, log_dir, lambda *a: _session(node, *a), group="kj-group",
+                              topic="kj", partitions=PARTITIONS, text=True)

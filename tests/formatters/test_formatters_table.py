@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from pylogctl.formatters import FORMATS, get_formatter
-from pylogctl.formatters.table import TableFormatter, TableSection, cell, stream_table
+from pylogctl.formatters.table import TableFormatter, TableSection, cell
 
 
 @dataclass
@@ -99,14 +99,10 @@ def test_declared_columns_give_an_empty_table_its_header_and_align_text_numbers(
     assert out == "NAME      SIZE\na       0.5000\nbbbbbb      10\n"
 
 
-def test_streamed_blocks_only_ever_widen_and_match_stream_table():
+def test_streamed_blocks_only_ever_widen():
     rows = [{"T": "a", "N": 1}, {"T": "b", "N": 2}, {"T": "cccc", "N": 12345}]
     ours = plain(TableSection(rows, ("T", "N"), block=2))
     assert ours == "T  N\na  1\nb  2\ncccc  12345\n"
-    theirs = io.StringIO()
-    stream_table(("T", "N"), ([r["T"], str(r["N"])] for r in rows), theirs, (False, True),
-                 block=2)
-    assert ours == theirs.getvalue()
 
 
 def test_cells():
