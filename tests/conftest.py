@@ -43,3 +43,11 @@ def cli(capsys):
         captured = capsys.readouterr()
         return Result(code, captured.out, captured.err)
     return run
+
+
+@pytest.fixture(scope="session")
+def kafka_scenario():
+    """A log dir the real Apache Kafka broker wrote with real clients (cached per machine)."""
+    from kafka_scenarios import generated_scenario
+
+    return generated_scenario()

@@ -1,10 +1,17 @@
 #!/usr/bin/env bash
-# The system tools some tests use (shells for the completion scripts, a roff linter, a JRE,
-# kcat for the broker's client matrix) and kafkajs from npm into tests/broker/js (the Node
-# client). Best effort: installs what is missing when run as root with apt-get (npm as anyone),
-# and otherwise says what it skipped. The tests that need a missing tool skip with that reason.
+# The system tools some tests use (shells for the completion scripts, a roff linter, a JRE and
+# Maven, kcat for the broker's client matrix), kafkajs from npm into tests/broker/js (the Node
+# client), and Apache Kafka's own jars from Maven Central into tests/apache_kafka/lib/<version>/
+# (the pinned releases of tests/apache_kafka/pom.xml; cached: a version whose folder is
+# complete is not resolved again). Best effort: installs what is missing when run as root with
+# apt-get (npm and Maven as anyone), and otherwise says what it skipped. The tests that need a
+# missing tool skip with that reason (.ci/run makes the Kafka jars required).
 set -u
-wanted=(zsh:zsh fish:fish mandoc:mandoc java:default-jre-headless kcat:kcat)
+# Kafka releases the differential tests run: the newest 4.x (every text format and the broker),
+# the last 3.x (the pre-4.0 transaction-log text) and 3.7 (the pre-3.8 offsets text).
+# kafka-shell is not published for every release: it has its own pin.
+KAFKA_RELEASES=("4.4.0:4.3.1" "3.9.1:3.9.1" "3.7.2:3.7.2")
+wanted=(zsh:zsh fish:fish mandoc:mandoc java:default-jre-headless mvn:maven kcat:kcat)
 missing=()
 for pair in "${wanted[@]}"; do
   command -v "${pair%%:*}" >/dev/null 2>&1 || missing+=("${pair##*:}")
@@ -19,10 +26,31 @@ install_kafkajs() {
   (cd "$js" && npm install --no-audit --no-fund --silent >/dev/null 2>&1) \
     || echo "tests/install-tools.sh: npm install failed; the kafkajs test will skip" >&2
 }
-[ ${#missing[@]} -eq 0 ] && { install_kafkajs; exit 0; }
+install_kafka_jars() {
+  local here; here="$(cd "$(dirname "$0")" && pwd)/apache_kafka"
+  if ! command -v mvn >/dev/null 2>&1; then
+    echo "tests/install-tools.sh: no mvn; the tests judged by Apache Kafka will skip" >&2; return 0
+  fi
+  local pair version shell out
+  for pair in "${KAFKA_RELEASES[@]}"; do
+    version="${pair%%:*}" shell="${pair##*:}" out="$here/lib/$version"
+    [ -f "$out/.complete" ] && continue
+    rm -rf "$out"
+    if (cd "$here" && mvn -q -B dependency:copy-dependencies -DincludeScope=runtime \
+          -Dkafka.version="$version" -Dkafka.shell.version="$shell" \
+          -DoutputDirectory="$out" >"$here/lib-$version.log" 2>&1); then
+      touch "$out/.complete"; rm -f "$here/lib-$version.log"
+    else
+      echo "tests/install-tools.sh: Maven could not resolve Apache Kafka $version" \
+           "(see tests/apache_kafka/lib-$version.log); its tests will skip" >&2
+    fi
+  done
+}
+[ ${#missing[@]} -eq 0 ] && { install_kafkajs; install_kafka_jars; exit 0; }
 if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
   echo "tests/install-tools.sh: not root or no apt-get; tests needing ${missing[*]} will skip" >&2
   install_kafkajs
+  install_kafka_jars
   exit 0
 fi
 echo "tests/install-tools.sh: installing ${missing[*]}" >&2
@@ -30,4 +58,5 @@ export DEBIAN_FRONTEND=noninteractive
 { apt-get update -qq && apt-get install -y -qq --no-install-recommends "${missing[@]}"; } >/dev/null 2>&1 \
   || echo "tests/install-tools.sh: apt-get failed; tests needing ${missing[*]} will skip" >&2
 install_kafkajs
+install_kafka_jars
 exit 0

@@ -45,3 +45,13 @@ def segment_files(root: Path) -> list[Path]:
     files = [p for p in root.rglob("*") if p.is_file()
              and (p.suffix == ".log" or p.name.endswith(".checkpoint"))]
     return sorted(files)
+
+
+def run_pylogctl(*args: str, **kwargs) -> "subprocess.CompletedProcess[str]":
+    """The installed CLI in its own process, as a script calls it (piped: plain text)."""
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "pylogctl", *map(str, args)],
+                          capture_output=True, text=True,
+                          env={**os.environ, "NO_COLOR": "1", "COLUMNS": "200"}, **kwargs)

@@ -132,7 +132,7 @@ TOPIC_CONFIG_KEYS: dict[str, ConfigKey] = {k.name: k for k in (
     _k("message.timestamp.type", STRING, "CreateTime", one_of("CreateTime", "LogAppendTime")),
     _k("message.timestamp.difference.max.ms", LONG, LONG_MAX, at_least(0)),
     _k("message.timestamp.before.max.ms", LONG, LONG_MAX, at_least(0)),
-    _k("message.timestamp.after.max.ms", LONG, LONG_MAX, at_least(0)),
+    _k("message.timestamp.after.max.ms", LONG, 3_600_000, at_least(0)),  # 1 h since Kafka 4.0
     _k("leader.replication.throttled.replicas", LIST, [], throttled_replicas),
     _k("follower.replication.throttled.replicas", LIST, [], throttled_replicas),
     _k("message.downconversion.enable", BOOLEAN, True),

@@ -36,8 +36,26 @@
 #include "_kafka_wire.h"
 
 static PyObject *CorruptRecordError;  /* pylogctl.errors.CorruptRecordError */
+static PyObject *java_utf8;           /* pylogctl.format.java_string.java_utf8 */
 static PyObject *position_kwnames;    /* ("position",) for CorruptRecordError(msg, position=) */
 static PyObject *str_position;        /* "position" */
+
+/* A header key as Java decodes it (Utils.utf8): strict UTF-8, else Java's replacement
+ * rules in pylogctl.format.java_string (rare: keys are nearly always valid text). */
+static PyObject *
+header_key(const char *s, Py_ssize_t n)
+{
+    PyObject *key = PyUnicode_DecodeUTF8(s, n, NULL);
+    if (key != NULL || !PyErr_ExceptionMatches(PyExc_UnicodeDecodeError))
+        return key;
+    PyErr_Clear();
+    PyObject *raw = PyBytes_FromStringAndSize(s, n);
+    if (raw == NULL)
+        return NULL;
+    key = PyObject_CallOneArg(java_utf8, raw);
+    Py_DECREF(raw);
+    return key;
+}
 
 /* Raise CorruptRecordError(message, position=position); always returns -1. */
 static int
@@ -210,7 +228,7 @@ read_headers(const unsigned char *d, Py_ssize_t end, Py_ssize_t *ppos, Py_ssize_
             rc = raise_structure(start);
             goto fail;
         }
-        PyObject *key = PyUnicode_DecodeUTF8((const char *)d + pos, (Py_ssize_t)klen, "replace");
+        PyObject *key = header_key((const char *)d + pos, (Py_ssize_t)klen);
         if (key == NULL) {
             rc = -1;
             goto fail;
@@ -537,6 +555,13 @@ PyInit__speedups(void)
         return NULL;
     position_kwnames = PyTuple_Pack(1, str_position);
     if (position_kwnames == NULL)
+        return NULL;
+    PyObject *java_string = PyImport_ImportModule("pylogctl.format.java_string");
+    if (java_string == NULL)
+        return NULL;
+    java_utf8 = PyObject_GetAttrString(java_string, "java_utf8");
+    Py_DECREF(java_string);
+    if (java_utf8 == NULL)
         return NULL;
     pylogctl_crc32c_init();
     return PyModule_Create(&speedups_module);

@@ -24,6 +24,7 @@ from typing import Any, Mapping
 from ..errors import CorruptRecordError
 from . import jackson
 from .varint import encode_unsigned_varint, read_unsigned_varint
+from .java_string import java_utf8
 
 _INTS = {"int8": struct.Struct(">b"), "int16": struct.Struct(">h"), "int32": struct.Struct(">i"),
          "int64": struct.Struct(">q"), "uint16": struct.Struct(">H"), "uint32": struct.Struct(">I"),
@@ -278,7 +279,7 @@ def _read_value(r: _Reader, f: Field, type_: str, version: int, flexible: bool,
             raise CorruptRecordError(f"string field {name} had invalid length {n}", position=r.pos)
         raw = r.take(n, "string" if type_ == "string" else "byte array")
         if type_ == "string":
-            return raw.decode("utf-8", "replace")
+            return java_utf8(raw)
         return raw
     # a nested struct (type is the struct's name); a nullable one starts with a presence marker
     # (int8 -1/1, or unsigned varint 0/1 inside a tagged field)

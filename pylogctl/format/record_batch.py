@@ -27,6 +27,7 @@ from .compression import Codec, decompress
 from .crc import crc32c
 from .record import NO_TIMESTAMP, Header, Record, TimestampType, increment_sequence
 from .varint import encode_varint, read_varint
+from .java_string import java_utf8
 
 HEADER = struct.Struct(">qiibIhiqqqhii")
 RECORD_BATCH_OVERHEAD = HEADER.size  # 61
@@ -348,7 +349,7 @@ def decode_records_py(data: bytes, count: int, base_offset: int, base_timestamp:
                     n = pos + 1 + (b >> 1)  # end of the key
                     if n >= end:  # no room for the value length
                         break
-                    hkey = data[pos + 1:n].decode("utf-8", "replace")
+                    hkey = java_utf8(data[pos + 1:n])
                     b = data[n]
                     if b == 1:  # zig-zag -1: null value
                         pos = n + 1
@@ -438,7 +439,7 @@ def _read_headers(data: bytes, pos: int) -> tuple[tuple[Header, ...], int]:
             raise CorruptRecordError(f"Invalid negative header key size {klen}", position=pos)
         if pos + klen > len(data):
             raise IndexError
-        key = data[pos:pos + klen].decode("utf-8", "replace")
+        key = java_utf8(data[pos:pos + klen])
         pos += klen
         vlen, pos = read_varint(data, pos)
         if vlen >= 0:

@@ -8,8 +8,9 @@ module reads the segments into it and turns the surviving records into groups:
 
 - a group exists when it has a live registration (classic record 2 or KIP-848 records 3-8),
   committed offsets, or offsets pending in a transaction;
-- unknown record types are skipped (a warning in Kafka); share-group records (9-15) belong to
-  share groups, which ``kafka-consumer-groups.sh`` does not show;
+- unknown record types are skipped (a warning in Kafka); share-group records (10-15) and
+  streams-group records (17-23, KIP-1071) make their group a share or streams group, which
+  ``kafka-consumer-groups.sh`` does not show (a streams group's offset commits are its own);
 - with ``group_ids``, only those groups are decoded (and only batches holding their ids read).
 
 Reading stops where recovery would cut the log: a batch with a corrupt header, a failed CRC
@@ -31,6 +32,7 @@ from ..errors import CorruptRecordError, FileUnreadableError, PylogctlError
 from ..format.group_coordinator_records import GroupRecordType as T
 from ..format.group_coordinator_records import decode_group_record, encode_group_record
 from ..format.crc import crc32c
+from ..format.java_string import java_utf8
 from ..format.log_stream import HEADER_SIZE_UP_TO_MAGIC, iter_batches
 from ..format.record_batch import (ATTRIBUTES_OFFSET, CODEC_MASK, CONTROL_FLAG, HEADER,
                                    LOG_OVERHEAD, RECORD_BATCH_OVERHEAD, TIMESTAMP_TYPE_FLAG,
@@ -39,7 +41,7 @@ from .replay import SCAN_DONE, RecordReplay, new_latest
 from ..storage.file_records import RELEASE_EVERY, FileRecords
 from ..storage.log_dir import log_segments
 from .consumer_group import CONSUMER_GROUP_TYPES, ConsumerGroupRecords
-from .group_metadata import Group, Member, classic_group
+from .group_metadata import Group, GroupType, Member, classic_group
 from .offset_commits import (OffsetAndMetadata, TopicPartition, decode_offset_commit_key,
                              decode_offset_commit_value)
 
@@ -48,8 +50,10 @@ _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 _COMMIT_TYPES = frozenset({int(T.LEGACY_OFFSET_COMMIT), int(T.OFFSET_COMMIT)})
 _GROUP_METADATA = int(T.GROUP_METADATA)
 _LOG_APPEND_TIME = TIMESTAMP_TYPE_FLAG
-SHARE_GROUP_TYPES = range(T.SHARE_GROUP_PARTITION_METADATA,
-                          T.SHARE_GROUP_STATE_PARTITION_METADATA + 1)
+# record types whose key starts with the group id and that give the group its type
+# (9 and 18 are partition-metadata records Kafka wrote before 4.1 and no longer reads)
+SHARE_GROUP_TYPES = range(9, 16)
+STREAMS_GROUP_TYPES = range(17, 24)
 
 
 @dataclass(frozen=True)
@@ -252,6 +256,7 @@ class _Decoder:
         self.classic: dict[str, Group] = {}
         self.modern: dict[str, ConsumerGroupRecords] = {}
         self.unknown: dict[int, int] = {}
+        self.typed: dict[str, str] = {}  # share and streams groups: group id -> type
         # one TopicPartition object per partition named: a load of 10,000 groups names a few
         # hundred partitions some 500,000 times, in offsets and assignments; shared objects
         # save memory and make a worker process's result much cheaper to send back (pickle
@@ -298,7 +303,15 @@ class _Decoder:
                 rec = decode_group_record(key, value)
                 self.modern.setdefault(rec.group_id, ConsumerGroupRecords(rec.group_id)).add(
                     rtype, rec.key, rec.value, offset)
-            elif rtype not in SHARE_GROUP_TYPES:
+            elif rtype in SHARE_GROUP_TYPES or rtype in STREAMS_GROUP_TYPES:
+                size = int.from_bytes(key[2:4], "big", signed=True)
+                if size < 0 or 4 + size > len(key):
+                    raise CorruptRecordError(f"group id of length {size} in a key of "
+                                             f"{len(key)} bytes")
+                group_id = java_utf8(key[4:4 + size])
+                self.typed[group_id] = (GroupType.SHARE if rtype in SHARE_GROUP_TYPES
+                                        else GroupType.STREAMS)
+            else:
                 self.unknown[rtype] = self.unknown.get(rtype, 0) + 1
         except CorruptRecordError as exc:
             self._note(offset, f"undecodable record skipped ({exc.message})")
@@ -312,10 +325,12 @@ class _Decoder:
             old = self.classic.get(group_id)
             if old is None or (old.registration_offset or -1) < records.last_offset:
                 self.classic[group_id] = group
-        for group_id in sorted({*self.classic, *self.offsets,
+        for group_id in sorted({*self.classic, *self.offsets, *self.typed,
                                 *(g for p in pending.values() for g in p)},
                                key=lambda g: g.encode("utf-16-be", "surrogatepass")):
             group = self.classic.get(group_id) or Group(group_id, partition)
+            if group_id in self.typed:
+                group.group_type = self.typed[group_id]
             if group.members:
                 group.members = tuple(map(self._shared, group.members))
             group.offsets = self.offsets.get(group_id, {})

@@ -32,7 +32,9 @@ class GroupType:
 
     CLASSIC = "Classic"
     CONSUMER = "Consumer"
-    ALL = (CLASSIC, CONSUMER)
+    ALL = (CLASSIC, CONSUMER)  # what kafka-consumer-groups.sh lists and describes
+    SHARE = "Share"  # KIP-932: kafka-share-groups.sh
+    STREAMS = "Streams"  # KIP-1071: kafka-streams-groups.sh
 
 
 class GroupState:
@@ -112,8 +114,10 @@ class Group:
 
     @property
     def is_consumer_group(self) -> bool:
-        """Listed by ``kafka-consumer-groups.sh`` (protocol type ``consumer`` or none)."""
-        return self.protocol_type in (CONSUMER_PROTOCOL_TYPE, "")
+        """Listed by ``kafka-consumer-groups.sh`` (protocol type ``consumer`` or none; not a
+        share or streams group, which have tools of their own)."""
+        return self.group_type in GroupType.ALL and self.protocol_type in (CONSUMER_PROTOCOL_TYPE,
+                                                                           "")
 
 
 def classic_group(group_id: str, partition: int, value: dict[str, Any],

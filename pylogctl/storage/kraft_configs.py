@@ -1,4 +1,5 @@
-"""The topic and broker configs of a KRaft cluster, replayed from its ``__cluster_metadata`` log.
+"""The topic and broker configs of a KRaft cluster, replayed from its ``__cluster_metadata`` log,
+and the brokers' registered endpoints.
 
 A KRaft controller records every dynamic config as a ``ConfigRecord`` (apiKey 4: resource type,
 resource name, config name, value; a null value deletes the config) in the metadata log, and
@@ -7,7 +8,9 @@ holding what the records below ``endOffset`` built. A broker starts from the lat
 replays the log from its end offset, in offset order, so the last write wins; that is done here.
 Resource type TOPIC (2) names a topic; BROKER (4) names a broker id, or ``""`` for the
 cluster-wide default of every broker. A ``RemoveTopicRecord`` (apiKey 9) drops the topic's
-configs too (``ConfigurationsDelta.replay(RemoveTopicRecord, topicName)``).
+configs too (``ConfigurationsDelta.replay(RemoveTopicRecord, topicName)``). A
+``RegisterBrokerRecord`` (apiKey 0) holds a broker's advertised endpoints, which Kafka's tools
+print as a coordinator's ``host:port``; ``UnregisterBrokerRecord`` (apiKey 1) removes it.
 
 Offline, the metadata log's high watermark is unknown (the raft layer keeps it in memory), so a
 tail the quorum had not committed yet is replayed as well; a record that does not decode is
@@ -29,10 +32,22 @@ from .naming import LOG_SUFFIX, offset_from_file, snapshot_id_from_file
 METADATA_PARTITION_DIR = "__cluster_metadata-0"
 TOPIC_RESOURCE = 2  # ConfigResource.Type.TOPIC
 BROKER_RESOURCE = 4  # ConfigResource.Type.BROKER
+REGISTER_BROKER_RECORD = 0
+UNREGISTER_BROKER_RECORD = 1
 TOPIC_RECORD = 2
 CONFIG_RECORD = 4
 REMOVE_TOPIC_RECORD = 9
-_WANTED = (TOPIC_RECORD, CONFIG_RECORD, REMOVE_TOPIC_RECORD)
+_WANTED = (REGISTER_BROKER_RECORD, UNREGISTER_BROKER_RECORD, TOPIC_RECORD, CONFIG_RECORD,
+           REMOVE_TOPIC_RECORD)
+
+
+@dataclass(frozen=True)
+class BrokerEndpoint:
+    """One advertised listener of a registered broker (``RegisterBrokerRecord.EndPoints``)."""
+
+    listener: str
+    host: str
+    port: int
 
 
 @dataclass(frozen=True)
@@ -51,6 +66,8 @@ class KraftConfigs:
     topics: dict[str, dict[str, ConfigEntry]] = field(default_factory=dict)
     brokers: dict[str, dict[str, ConfigEntry]] = field(default_factory=dict)  # "" = default
     topic_names: dict[str, str] = field(default_factory=dict)  # topic id -> name
+    # broker id -> its advertised endpoints, in registration order
+    broker_endpoints: dict[int, tuple[BrokerEndpoint, ...]] = field(default_factory=dict)
     snapshot: str | None = None  # the snapshot replayed first, if any
     records: int = 0  # records replayed (snapshot and log)
     notes: list[str] = field(default_factory=list)
@@ -107,7 +124,12 @@ def _replay(state: KraftConfigs, path: str, from_offset: int) -> None:
 
 
 def _apply(state: KraftConfigs, data: dict, api_key: int, origin: str) -> None:
-    if api_key == TOPIC_RECORD:
+    if api_key == REGISTER_BROKER_RECORD:
+        state.broker_endpoints[data["brokerId"]] = tuple(
+            BrokerEndpoint(e["name"], e["host"], e["port"]) for e in data["endPoints"])
+    elif api_key == UNREGISTER_BROKER_RECORD:
+        state.broker_endpoints.pop(data["brokerId"], None)
+    elif api_key == TOPIC_RECORD:
         state.topic_names[str(data["topicId"])] = data["name"]
     elif api_key == REMOVE_TOPIC_RECORD:
         topic = state.topic_names.pop(str(data["topicId"]), None)

@@ -44,7 +44,7 @@ class LogConfig:
     compression_type: str = "producer"
     message_timestamp_type: str = "CreateTime"
     message_timestamp_before_max_ms: int = LONG_MAX
-    message_timestamp_after_max_ms: int = LONG_MAX
+    message_timestamp_after_max_ms: int = 3_600_000  # Kafka 4.0 lowered it from Long.MAX_VALUE
 
     def __post_init__(self) -> None:
         minimums = {"segment_bytes": 14, "segment_ms": 1, "segment_jitter_ms": 0,

@@ -12,8 +12,11 @@ The rows follow the tool's rules:
   owner; LAG is the end offset minus the committed offset, when both are known (topic names
   are ASCII, so Python's order is Java's there);
 - members view: one row per member, with GROUP-INSTANCE-ID only when a member has one;
-- state view: one row; the coordinator is the offsets partition and the broker holding the
-  replica read, for Kafka's ``host:port  (id)``.
+- state view: one row; the coordinator is Kafka's ``host:port  (id)`` of the broker holding the
+  replica read, its endpoint as registered in the KRaft metadata log of the log dirs given (the
+  first advertised listener: offline there is no connection to say which listener a client
+  would use); without a metadata log (ZooKeeper-mode dirs) the offsets partition stands in for
+  ``host:port``.
 
 A group that does not exist is ``Dead`` (Kafka's describe answers that for an unknown group);
 one of another protocol type (Connect workers, Schema Registry) is reported as Kafka's Admin
@@ -34,6 +37,7 @@ from ..groups.group_metadata import Group, GroupState, GroupType
 from ..groups.offset_commits import TopicPartition
 from ..groups.offsets_topic import GroupsLoad, OffsetsTopic
 from ..groups.replicas import LogDirs
+from ..storage.kraft_configs import find_metadata_dir, read_kraft_configs
 
 VIEWS = ("offsets", "members", "state")
 LIST_COLUMNS = ("group", "type", "state")
@@ -132,6 +136,7 @@ class ConsumerGroups:
         self.end_offsets = EndOffsets(self.log_dirs, lag_from)
         self.lag_from = lag_from
         self.load: GroupsLoad | None = None
+        self._endpoints: dict[int, str] | None = None
         # called with the segment bytes of each __consumer_offsets partition loaded; may be
         # set after construction, once read_size() has given a progress bar its total
         self.progress = progress
@@ -287,12 +292,27 @@ class ConsumerGroups:
             rows.append(row)
         return rows
 
+    def broker_endpoints(self) -> dict[int, str]:
+        """``broker id -> host:port`` from the KRaft metadata logs of the log dirs given."""
+        if self._endpoints is None:
+            self._endpoints = {}
+            for log_dir in self.log_dirs.log_dirs:
+                metadata_dir = find_metadata_dir(log_dir.path)
+                if metadata_dir is None:
+                    continue
+                for broker, endpoints in read_kraft_configs(metadata_dir).broker_endpoints.items():
+                    if endpoints:
+                        self._endpoints.setdefault(broker, f"{endpoints[0].host}:"
+                                                           f"{endpoints[0].port}")
+        return self._endpoints
+
     def _state_rows(self, group: Group, verbose: bool) -> list[dict[str, Any]]:
         choice = self.load.replicas.get(group.coordinator_partition) if self.load else None
         broker = None if choice is None else choice.chosen.broker_id
+        where = self.broker_endpoints().get(broker) if broker is not None else None
         row: dict[str, Any] = {
             "group": group.group_id,
-            "coordinator": f"{TOPIC}-{group.coordinator_partition}  "
+            "coordinator": f"{where or f'{TOPIC}-{group.coordinator_partition}'}  "
                            f"({'-' if broker is None else broker})",
             "assignmentStrategy": _strategy(group), "state": group.state}
         if verbose:

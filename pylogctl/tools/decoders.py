@@ -11,12 +11,14 @@ import base64
 import json
 from typing import Any, Callable
 
+from ..format.java_string import java_utf8
+
 DECODER_NAMES = ("string", "hex", "base64", "json", "none")
 Decoder = Callable[[bytes], Any]
 
 
 def _string(b: bytes) -> str:
-    return b.decode("utf-8", "replace")
+    return java_utf8(b)
 
 
 def _json(b: bytes) -> Any:
