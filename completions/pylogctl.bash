@@ -6,7 +6,7 @@
 _pylogctl_spec() {
     case $1 in
         '')
-            subs='config compact consumer-groups dump-segment rebuild-index recover retention sample scan stats truncate broker'
+            subs='config compact consumer-groups dump-segment rebuild-index recover retention sample scan share-groups stats truncate broker'
             opts='--version --debug --no-color -h --help'
             vopts='' ;;
         'config')
@@ -23,15 +23,15 @@ _pylogctl_spec() {
             vopts='--server-config --group --offsets-partitions --lag-from -o --output --topic --to-offset --shift-by --to-datetime --by-duration --from-file --backup-dir' ;;
         'dump-segment')
             subs=''
-            opts='--files --deep-iteration --print-data-log --skip-record-metadata --max-bytes --key-decoder --value-decoder --verify-index-only --index-sanity-check --max-message-size --offsets-decoder --transaction-log-decoder --cluster-metadata-decoder --legacy-format -o --output -h --help'
-            vopts='--files --max-bytes --key-decoder --value-decoder --max-message-size -o --output' ;;
+            opts='--files --deep-iteration --print-data-log --skip-record-metadata --max-bytes --key-decoder --value-decoder --key-decoder-class --value-decoder-class --verify-index-only --index-sanity-check --max-message-size --offsets-decoder --transaction-log-decoder --cluster-metadata-decoder --remote-log-metadata-decoder --share-group-state-decoder --legacy-format -o --output -h --help'
+            vopts='--files --max-bytes --key-decoder --value-decoder --key-decoder-class --value-decoder-class --max-message-size -o --output' ;;
         'rebuild-index')
             subs=''
             opts='--verify --execute --backup-dir --index-interval-bytes -o --output -h --help'
             vopts='--backup-dir --index-interval-bytes -o --output' ;;
         'recover')
             subs=''
-            opts='--execute --backup-dir --check -o --output -h --help'
+            opts='--execute --backup-dir --check --mark-clean -o --output -h --help'
             vopts='--backup-dir -o --output' ;;
         'retention')
             subs=''
@@ -45,6 +45,10 @@ _pylogctl_spec() {
             subs=''
             opts='--engine --master --topic --partition --from-offset --to-offset --from-time --to-time --key --grep --count --export --split-bytes --all-replicas -o --output -h --help'
             vopts='--engine --master --topic --partition --from-offset --to-offset --from-time --to-time --key --grep --export --split-bytes -o --output' ;;
+        'share-groups')
+            subs=''
+            opts='--list --describe --group --all-groups --offsets --members --state --verbose -o --output -h --help'
+            vopts='--group -o --output' ;;
         'stats')
             subs=''
             opts='--engine --master --split-bytes -o --output -h --help'
@@ -88,6 +92,7 @@ _pylogctl_value() {
         'scan|--engine') _pylogctl_words 'local spark' ;;
         'scan|--export') _pylogctl_dirs ;;
         'scan|-o'|'scan|--output') _pylogctl_words 'text table json ndjson yaml' ;;
+        'share-groups|-o'|'share-groups|--output') _pylogctl_words 'text table json ndjson yaml' ;;
         'stats|--engine') _pylogctl_words 'local spark' ;;
         'stats|-o'|'stats|--output') _pylogctl_words 'text table json ndjson yaml' ;;
         'truncate|--backup-dir') _pylogctl_dirs ;;
@@ -118,6 +123,8 @@ _pylogctl_arg() {
             (( $2 >= 0 && $2 < 1 )) && _pylogctl_dirs ;;
         'scan')
             (( $2 >= 0 )) && _pylogctl_files ;;
+        'share-groups')
+            (( $2 >= 0 )) && _pylogctl_dirs ;;
         'stats')
             (( $2 >= 0 )) && _pylogctl_files ;;
         'truncate')

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Sequence
 
 from pylogctl.tools.consumer_groups import LIST_COLUMNS, describe_columns
+from pylogctl.tools.share_groups import describe_columns as share_describe_columns
 from pylogctl.tools.group_changes import (DELETION_COLUMNS, OFFSET_DELETION_COLUMNS,
                                           RESET_COLUMNS)
 from .table import TableSection
@@ -50,3 +51,19 @@ def delete_offsets_section(rows: list[dict[str, Any]], group: str,
     """``error``: the request's top-level error as ``{name, message}``, or None."""
     return TableSection(rows, OFFSET_DELETION_COLUMNS, block=max(1, len(rows)),
                         kind="group-delete-offsets", text={"group": group, "error": error})
+
+
+def share_list_section(rows: list[dict[str, Any]], include_state: bool) -> TableSection:
+    return TableSection(rows, ("group", "state"), block=max(1, len(rows)),
+                        kind="share-group-list", items_key="groups",
+                        text={"includeState": include_state})
+
+
+def share_describe_section(reports: Sequence[Any], view: str, verbose: bool) -> TableSection:
+    """``reports`` are :class:`~pylogctl.tools.share_groups.ShareGroupReport` objects."""
+    rows = [row for r in reports for row in r.rows]
+    return TableSection(rows, share_describe_columns(view, verbose), block=max(1, len(rows)),
+                        kind="share-group-describe", text={"view": view, "verbose": verbose,
+                                                           "groups": [{"group": r.group,
+                                                                       "state": r.state}
+                                                                      for r in reports]})

@@ -17,6 +17,7 @@ from typing import Any, Callable, TextIO
 from pylogctl.format import jackson
 from . import Content, Section, sections_of
 from .consumer_groups_text import SECTION_RENDERERS as GROUP_RENDERERS
+from .share_groups_text import SECTION_RENDERERS as SHARE_GROUP_RENDERERS
 from .config_text import render_topic_config
 from .compact_text import render_compact
 from .log_dir_table import render_log_dir_summary
@@ -38,7 +39,12 @@ def _optional_long(value: int | None) -> str:
 
 
 def _text(value: Any) -> str:
-    return value if isinstance(value, str) else _compact(value)
+    """A decoded key or payload: a string as it is, a record Kafka prints as text (a Java
+    ``toString()``, see ``record_parsers.KafkaText``) as that text, anything else as JSON."""
+    if isinstance(value, str):
+        return value
+    text = getattr(value, "kafka_text", None)
+    return text if text is not None else _compact(value)
 
 
 def batch_line(b: dict[str, Any]) -> str:
@@ -216,6 +222,7 @@ RENDERERS: dict[str, Callable[[Section, TextIO], None]] = {
     "topic-config": render_topic_config,
     "retention": render_retention,
     **GROUP_RENDERERS,
+    **SHARE_GROUP_RENDERERS,
 }
 
 

@@ -8,7 +8,17 @@ import yaml
 
 from . import Content, Listing
 
-_Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
+    """The safe dumper, writing subclasses of the plain types as their base type: a
+    ``JavaDouble`` (a float64 metadata field) as a float, a decoded record that also carries
+    Kafka's text (``KafkaText``) as a mapping."""
+
+
+_Dumper.add_multi_representer(float, yaml.representer.SafeRepresenter.represent_float)
+_Dumper.add_multi_representer(dict, yaml.representer.SafeRepresenter.represent_dict)
+_Dumper.add_multi_representer(str, yaml.representer.SafeRepresenter.represent_str)
 
 
 def dump(obj: Any) -> str:

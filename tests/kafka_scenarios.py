@@ -14,8 +14,9 @@ cleanly and keeps the log dir. What it writes:
 - groups: classic (``classic-group``), the consumer protocol of KIP-848 (``modern-group``)
   and a share group (``share-group``, KIP-932) with their commits and acknowledgements, all
   left empty; and groups whose members are still connected when Kafka's live tools describe
-  them and when the broker stops (``live-classic`` with two members, ``live-modern``, and the
-  streams group ``live-streams`` of KIP-1071, a Kafka Streams application);
+  them and when the broker stops (``live-classic`` with two members, ``live-modern``, the
+  streams group ``live-streams`` of KIP-1071, a Kafka Streams application, and the share
+  group ``live-share``, Kafka's console share consumer reading ``rolled``);
 - configs set with ``kafka-configs`` on a topic and on the broker.
 
 The result is cached per Kafka version and generator source under ``~/.cache/pylogctl-tests``
@@ -68,8 +69,17 @@ def _generator_key(version: str) -> str:
 
 def generated_scenario(version: str = KAFKA_VERSION) -> Scenario:
     """The cached scenario dir, generated now if this machine has none for this generator."""
+    return _cached("served", _generate, version)
+
+
+def killed_scenario(version: str = KAFKA_VERSION) -> Scenario:
+    """A log dir left by a real broker SIGKILLed in the middle of a produce storm (cached)."""
+    return _cached("killed", _generate_killed, version)
+
+
+def _cached(kind: str, generate, version: str) -> Scenario:
     require_kafka(version)
-    root = CACHE / _generator_key(version)
+    root = CACHE / f"{kind}-{_generator_key(version)}"
     if (root / "done").exists():
         return Scenario(root)
     CACHE.mkdir(parents=True, exist_ok=True)
@@ -78,7 +88,7 @@ def generated_scenario(version: str = KAFKA_VERSION) -> Scenario:
         if not (root / "done").exists():
             tmp = root.with_name(root.name + ".tmp")
             shutil.rmtree(tmp, ignore_errors=True)
-            _generate(tmp, version)
+            generate(tmp, version)
             (tmp / "done").write_text("")
             shutil.rmtree(root, ignore_errors=True)
             tmp.rename(root)
@@ -104,6 +114,57 @@ def _generate(root: Path, version: str) -> None:
     finally:
         broker.stop()  # with the live members still connected, as a broker dies under load
         members.stop()
+
+
+STORM_TOPICS = ("storm", "storm-txn")
+
+
+def _generate_killed(root: Path, version: str) -> None:
+    """Several segments per partition, transactions committed and aborted and one left open,
+    then SIGKILL while idempotent acks=all producers are mid-storm."""
+    broker = KafkaBroker(log_dir=root / "logs", work_dir=root / "broker", version=version)
+    broker.format()
+    broker.start()
+    try:
+        _topic(broker, "storm", 3, segment_bytes=1048576)
+        _topic(broker, "storm-txn", 2, segment_bytes=1048576)
+        t = _producer(broker, **{"transactional.id": "storm-txn", "compression.type": "zstd"})
+        t.init_transactions(30)
+        for n in range(6):
+            t.begin_transaction()
+            for i in range(400):
+                t.produce("storm-txn", key=f"{n}-{i}".encode(), value=os.urandom(300),
+                          partition=i % 2)
+            (t.commit_transaction if n % 3 else t.abort_transaction)(30)
+        t.begin_transaction()  # left open: the kill finds it ongoing
+        for i in range(50):
+            t.produce("storm-txn", key=f"open-{i}".encode(), value=b"open", partition=i % 2)
+        t.flush(30)
+        p = _producer(broker, **{"enable.idempotence": True, "compression.type": "lz4",
+                                 "acks": "all"})
+        for i in range(12000):  # ~4 MiB per partition: three or four segments each
+            p.produce("storm", key=f"k{i}".encode(), value=os.urandom(600), partition=i % 3)
+            if i % 1000 == 999:
+                p.flush(30)
+        stop = threading.Event()
+
+        def storm() -> None:
+            i = 0
+            while not stop.is_set():
+                p.produce("storm", key=f"s{i}".encode(), value=os.urandom(200),
+                          partition=i % 3)
+                p.poll(0)
+                i += 1
+                if i % 200 == 0:
+                    time.sleep(0.01)
+        thread = threading.Thread(target=storm, daemon=True)
+        thread.start()
+        time.sleep(3)
+        broker.kill()
+        stop.set()
+        thread.join(10)
+    finally:
+        broker.kill()
 
 
 def _topic(broker: KafkaBroker, name: str, partitions: int = 1, **configs) -> None:
@@ -242,6 +303,7 @@ class LiveMembers:
         self.broker = broker
         self.consumers: list = []
         self.streams: subprocess.Popen | None = None
+        self.share: subprocess.Popen | None = None
         self.running = threading.Event()
         self.committing = True  # until the groups settle; then offsets stay put for the tools
         self.thread = threading.Thread(target=self._poll, daemon=True)
@@ -270,6 +332,15 @@ class LiveMembers:
             java_command(str(app), [self.broker.bootstrap, "live-streams", "codecs",
                                     "streams-out", "300"], self.broker.version),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self.broker.tool("kafka-configs", "--alter", "--entity-type", "groups", "--entity-name",
+                         "live-share", "--add-config", "share.auto.offset.reset=earliest")
+        self.share = subprocess.Popen(
+            java_command("org.apache.kafka.tools.consumer.ConsoleShareConsumer",
+                         ["--bootstrap-server", self.broker.bootstrap, "--topic", "rolled",
+                          "--group", "live-share",
+                          "--consumer-property", "client.id=live-share-0"],
+                         self.broker.version),
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         self._wait_settled()
 
     def _poll(self) -> None:
@@ -294,11 +365,13 @@ class LiveMembers:
             offsets = self.broker.tool("kafka-consumer-groups", "--describe", "--group",
                                        "live-classic", "--group", "live-modern",
                                        check=False).stdout
+            share = self.broker.tool("kafka-share-groups", "--describe", "--group",
+                                     "live-share", "--state", check=False).stdout
             rows = [ln.split() for ln in out.splitlines()]
             stable = {r[0]: r for r in rows if len(r) > 3 and "Stable" in r}
             return (stable.get("live-classic", [""])[-1] == "2"
                     and stable.get("live-modern", [""])[-1] == "1"
-                    and "STABLE" in streams.upper()
+                    and "STABLE" in streams.upper() and "Stable" in share
                     and offsets.count("live-classic") >= 2 and offsets.count("live-modern") >= 2)
         _wait_until("settled the live groups", settled, timeout=120)
         self.committing = False
@@ -306,9 +379,10 @@ class LiveMembers:
 
     def stop(self) -> None:
         self.running.clear()
-        if self.streams is not None:
-            self.streams.kill()
-            self.streams.wait(30)
+        for app in (self.streams, self.share):
+            if app is not None:
+                app.kill()
+                app.wait(30)
         # close() would try to leave the group on a broker that is gone: let them go
         threading.Thread(target=lambda: [c.close() for c in self.consumers], daemon=True).start()
 
@@ -383,6 +457,12 @@ LIVE_COMMANDS = {
                                           "--members"),
     "share-groups --describe --state": ("kafka-share-groups", "--describe", "--all-groups",
                                         "--state"),
+    "share-groups --describe --members --verbose": ("kafka-share-groups", "--describe",
+                                                    "--all-groups", "--members", "--verbose"),
+    "share-groups --describe --state --verbose": ("kafka-share-groups", "--describe",
+                                                  "--all-groups", "--state", "--verbose"),
+    "share-groups --describe --offsets --verbose": ("kafka-share-groups", "--describe",
+                                                    "--all-groups", "--offsets", "--verbose"),
     "configs --describe --all topics codecs": ("kafka-configs", "--describe", "--all",
                                                "--entity-type", "topics", "--entity-name",
                                                "codecs"),

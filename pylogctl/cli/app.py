@@ -35,6 +35,29 @@ app = typer.Typer(
 
 _debug = False
 
+# Options whose value may be left out, as Kafka's tools declare some with joptsimple's
+# ``withOptionalArg()`` (kafka-dump-log's --key-decoder-class): given bare -- last, or followed
+# by another option -- they take the default registered here. Click has no such options, so the
+# command line is completed before it parses it.
+_OPTIONAL_VALUES: dict[str, str] = {}
+
+
+def optional_value(flag: str, default: str) -> None:
+    """Let ``flag`` be given without its value, meaning ``default``."""
+    _OPTIONAL_VALUES[flag] = default
+
+
+def _fill_optional_values(args: list[str]) -> list[str]:
+    out = []
+    for i, arg in enumerate(args):
+        if arg == "--":
+            return out + args[i:]
+        nxt = args[i + 1] if i + 1 < len(args) else None
+        if arg in _OPTIONAL_VALUES and (nxt is None or (nxt.startswith("-") and nxt != "-")):
+            arg = f"{arg}={_OPTIONAL_VALUES[arg]}"
+        out.append(arg)
+    return out
+
 
 def _version(value: bool) -> None:
     if value:
@@ -66,7 +89,8 @@ def _root(
 def _register() -> None:
     # each module adds its command to ``app``
     from . import (broker, compact, config, consumer_groups, dump_segment,  # noqa: F401
-                   rebuild_index, recover, retention, sample, scan, stats, truncate)
+                   rebuild_index, recover, retention, sample, scan, share_groups, stats,
+                   truncate)
 
 
 _register()
@@ -74,8 +98,9 @@ _register()
 
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: run the app and map every failure to an exit code."""
+    args = _fill_optional_values(list(sys.argv[1:] if argv is None else argv))
     try:
-        app(args=argv, prog_name="pylogctl", standalone_mode=True)
+        app(args=args, prog_name="pylogctl", standalone_mode=True)
     except SystemExit:
         raise
     except PylogctlError as exc:

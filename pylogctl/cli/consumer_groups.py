@@ -20,7 +20,7 @@ import typer
 from ..errors import ExitCode, UsageError
 from .app import EXIT_CODES_HELP, app
 from .output import (OutputFormat, backup_dir_option, bars_allowed, err, guarded_output,
-                     progress_bar, write_listing)
+                     progress_bar, warn_stranded, write_listing)
 
 if TYPE_CHECKING:
     from ..tools.consumer_groups import ConsumerGroups
@@ -292,4 +292,6 @@ def _describe(groups, reports: list, view: str, verbose: bool, output: str) -> i
             if r.error is not None:
                 err(f"pylogctl: {r.error}")
     write_listing(output, describe_section(reports, view, verbose))
+    sys.stdout.flush()
+    warn_stranded(groups.stranded, "the log dirs hold")
     return code

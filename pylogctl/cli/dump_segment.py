@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, Callable, Iterator, List, Optional
 import typer
 
 from ..errors import ExitCode, PylogctlError, UsageError
-from ..tools.decoders import DECODER_NAMES
+from ..tools.decoders import DECODER_NAMES, DEFAULT_DECODER_CLASS, decoder_for_class
 from ..tools.dump_options import (DEFAULT_MAX_BYTES, DEFAULT_MAX_MESSAGE_SIZE, DumpOptions,
                                   IndexDumpOptions)
-from .app import EXIT_CODES_HELP, app
+from .app import EXIT_CODES_HELP, app, optional_value
 
 if TYPE_CHECKING:  # the dump machinery loads when the command runs (start-up time)
     from ..tools.dump_files import AnyDump
@@ -24,6 +24,26 @@ def _decoder_option(flag: str, what: str):
     return typer.Option(None, flag, help=f"Decoder for {what}: {', '.join(DECODER_NAMES)} "
                         f"(default string). Giving it turns on --print-data-log, as in Kafka.",
                         metavar="NAME")
+
+
+# kafka-dump-log's spelling: a Kafka decoder class, its value optional (StringDecoder)
+for _flag in ("--key-decoder-class", "--value-decoder-class"):
+    optional_value(_flag, DEFAULT_DECODER_CLASS)
+
+
+def _decoder_class_option(flag: str, what: str, same_as: str):
+    return typer.Option(None, flag, metavar="[CLASS]", help=(
+        f"Kafka's spelling of {same_as}, so runbooks run unchanged: Kafka's decoder class for "
+        f"{what}, StringDecoder, IntegerDecoder, LongDecoder or DefaultDecoder, in package "
+        f"org.apache.kafka.tools.api (Kafka 4.x) or kafka.serializer (3.x); StringDecoder "
+        f"when given bare. DefaultDecoder prints hex, where Kafka prints a byte array's "
+        f"identity hash. Giving it turns on --print-data-log."))
+
+
+_PARSERS = (("--offsets-decoder", "offsets"), ("--transaction-log-decoder", "transaction-log"),
+            ("--cluster-metadata-decoder", "cluster-metadata"),
+            ("--remote-log-metadata-decoder", "remote-log-metadata"),
+            ("--share-group-state-decoder", "share-group-state"))
 
 
 @app.command("dump-segment", epilog=EXIT_CODES_HELP)
@@ -46,6 +66,11 @@ def dump_segment(
     key_decoder: Optional[str] = _decoder_option("--key-decoder", "record keys"),
     value_decoder: Optional[str] = _decoder_option("--value-decoder", "record values and "
                                                    "header values"),
+    key_decoder_class: Optional[str] = _decoder_class_option("--key-decoder-class",
+                                                             "record keys", "--key-decoder"),
+    value_decoder_class: Optional[str] = _decoder_class_option("--value-decoder-class",
+                                                               "record values",
+                                                               "--value-decoder"),
     verify_index_only: bool = typer.Option(False, "--verify-index-only",
                                            help="For .index/.timeindex: check entries against the "
                                            "log without printing them."),
@@ -57,16 +82,32 @@ def dump_segment(
                                          "verifying."),
     offsets_decoder: bool = typer.Option(False, "--offsets-decoder",
                                          help="Decode __consumer_offsets records (group "
-                                         "coordinator keys and values)."),
+                                         "coordinator keys and values) as JSON, as Kafka "
+                                         "3.8+ prints them (checked against 4.4: its 4.4 "
+                                         "schemas, streams groups included)."),
     transaction_log_decoder: bool = typer.Option(False, "--transaction-log-decoder",
-                                                 help="Decode __transaction_state records."),
+                                                 help="Decode __transaction_state records as "
+                                                 "JSON, as Kafka 4.0+ prints them; the state "
+                                                 "by name, as 4.4 prints it (4.0-4.3 print "
+                                                 "its number)."),
     cluster_metadata_decoder: bool = typer.Option(False, "--cluster-metadata-decoder",
                                                   help="Decode __cluster_metadata (KRaft) "
-                                                  "records and snapshots."),
+                                                  "records and snapshots (Kafka 4.4's "
+                                                  "metadata records)."),
+    remote_log_metadata_decoder: bool = typer.Option(False, "--remote-log-metadata-decoder",
+                                                     help="Decode __remote_log_metadata "
+                                                     "(tiered storage) records, printed as "
+                                                     "Kafka 4.4 prints them (the Java objects' "
+                                                     "toString())."),
+    share_group_state_decoder: bool = typer.Option(False, "--share-group-state-decoder",
+                                                   help="Decode __share_group_state records "
+                                                   "(share-group delivery state, KIP-932) as "
+                                                   "Kafka 4.4's JSON."),
     legacy_format: bool = typer.Option(False, "--legacy-format",
-                                       help="With --offsets-decoder or "
-                                       "--transaction-log-decoder: Kafka <=3.7's strings "
-                                       "instead of 3.8+'s JSON."),
+                                       help="With --offsets-decoder: the strings of Kafka "
+                                       "<=3.7 (as 3.7.2 prints them) instead of 3.8+'s JSON; "
+                                       "with --transaction-log-decoder: the strings of Kafka "
+                                       "<=3.9 (as 3.9.1 prints them) instead of 4.0+'s JSON."),
     output: OutputFormat = typer.Option(OutputFormat.text, "--output", "-o",
                                         help="text: kafka-dump-log's exact lines; table (a row "
                                         "per batch or entry, a rich table on a terminal); "
@@ -85,12 +126,13 @@ def dump_segment(
         if value is not None and value not in DECODER_NAMES:
             raise UsageError(f"Invalid value for {name}: {value!r} (choose from "
                              f"{', '.join(DECODER_NAMES)})")
-    chosen = [name for name, flag in (("offsets", offsets_decoder),
-                                      ("transaction-log", transaction_log_decoder),
-                                      ("cluster-metadata", cluster_metadata_decoder)) if flag]
+    key_decoder = _from_class("key", key_decoder, key_decoder_class)
+    value_decoder = _from_class("value", value_decoder, value_decoder_class)
+    given = (offsets_decoder, transaction_log_decoder, cluster_metadata_decoder,
+             remote_log_metadata_decoder, share_group_state_decoder)
+    chosen = [name for (_, name), flag in zip(_PARSERS, given) if flag]
     if len(chosen) > 1:
-        raise UsageError("Give at most one of --offsets-decoder, --transaction-log-decoder and "
-                         "--cluster-metadata-decoder")
+        raise UsageError(f"Give at most one of {', '.join(f for f, _ in _PARSERS)}")
     if legacy_format and not (offsets_decoder or transaction_log_decoder):
         raise UsageError("--legacy-format needs --offsets-decoder or --transaction-log-decoder")
     options = DumpOptions(
@@ -107,6 +149,18 @@ def dump_segment(
                                      sanity_check_only=index_sanity_check,
                                      max_message_size=max_message_size)
     guarded_output(lambda: _run(paths, options, index_options, output.value))
+
+
+def _from_class(part: str, name: Optional[str], class_name: Optional[str]) -> Optional[str]:
+    """The decoder name from --{part}-decoder or Kafka's --{part}-decoder-class (not both)."""
+    if class_name is None:
+        return name
+    if name is not None:
+        raise UsageError(f"Give --{part}-decoder or --{part}-decoder-class, not both")
+    try:
+        return decoder_for_class(class_name)
+    except ValueError as exc:
+        raise UsageError(f"Invalid value for --{part}-decoder-class: {exc}") from None
 
 
 def _run(paths: list[str], options: DumpOptions, index_options: IndexDumpOptions,

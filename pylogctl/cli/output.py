@@ -7,7 +7,7 @@ import errno
 import io
 import os
 import sys
-from typing import Any, Callable, Iterable, Iterator, Optional, TypeVar
+from typing import Any, Callable, Iterable, Iterator, Optional, Sequence, TypeVar
 
 S = TypeVar("S")
 
@@ -51,6 +51,19 @@ def output_option(help: str) -> Any:
 def err(message: str) -> None:
     """A diagnostic line on stderr (never on stdout, which carries data)."""
     print(message, file=sys.stderr)
+
+
+def warn_stranded(commits: Sequence[Any], when: str) -> None:
+    """Warn about committed offsets a change leaves outside their partition's log
+    (:class:`~pylogctl.groups.stranded_commits.StrandedCommit`): the consumers of those groups
+    will meet OFFSET_OUT_OF_RANGE and their auto.offset.reset decides."""
+    if not commits:
+        return
+    err(f"pylogctl: warning: {when} {len(commits)} committed offset"
+        f"{'s' if len(commits) > 1 else ''} outside the log (the consumers' auto.offset.reset "
+        f"will decide where they resume):")
+    for commit in commits:
+        err(f"pylogctl:   {commit.describe()}")
 
 
 def guarded_output(write: Callable[[], int]) -> None:

@@ -30,6 +30,9 @@ HELP = (
     "and changes nothing. --execute applies it with the log dir's .lock held; every step is "
     "crash-safe, and an interrupted run is finished by running it again. A second run finds "
     "nothing to do.\n\n"
+    "--mark-clean (with --execute) then leaves each log dir whose partitions were all "
+    "recovered as a clean shutdown would: files flushed, recovery points at the log ends, "
+    ".kafka_cleanshutdown written last, so the broker starts without scanning anything.\n\n"
     "Exit codes here: 1 when --check finds something to change, or a partition cannot be "
     "planned because of bad data; 3 when a file cannot be read; 4 when a broker holds a log "
     "dir's .lock, in every mode."
@@ -44,6 +47,9 @@ def recover(
     backup_dir: Optional[str] = backup_dir_option(),
     check: bool = typer.Option(False, "--check", help="Exit 1 if the plan would change "
                                "anything (for scripts: is recovery needed?)."),
+    mark_clean: bool = typer.Option(False, "--mark-clean", help="After a full recovery of a "
+                                    "log dir, leave it as Kafka's clean shutdown does (the "
+                                    "broker then skips recovery)."),
     output: OutputFormat = output_option("text; json (one object per partition); ndjson (one "
                                          "step per line); yaml."),
 ) -> None:
@@ -52,7 +58,8 @@ def recover(
         err("pylogctl: --backup-dir has no effect without --execute (this is a plan)")
     from ..tools.recover import RecoverOptions, Recovery
 
-    run = Recovery(list(paths), RecoverOptions(execute=execute, backup_dir=backup_dir))
+    run = Recovery(list(paths), RecoverOptions(execute=execute, backup_dir=backup_dir,
+                                               mark_clean=mark_clean))
     guarded_output(lambda: _run(run, output.value, check))
 
 

@@ -13,7 +13,7 @@ import typer
 from .app import EXIT_CODES_HELP, app
 from .config import config_options, make_config_options, topic_option
 from .output import (OutputFormat, backup_dir_option, err, execute_option, guarded_output,
-                     output_option, write_sections)
+                     output_option, warn_stranded, write_sections)
 
 if TYPE_CHECKING:
     from ..tools.retention import RetentionRun
@@ -70,7 +70,7 @@ def retention(
 
 
 def _run(run: RetentionRun, output: str) -> int:
-    from ..tools.retention import exit_code
+    from ..tools.retention import exit_code, stranded
 
     label = "deleting old segments" if run.options.execute else "planning retention"
     done = write_sections(output, run.partitions, label, run.count(), in_bytes=False)
@@ -82,6 +82,8 @@ def _run(run: RetentionRun, output: str) -> int:
         for field in s.mismatches:
             err(f"pylogctl: {s.entry}: {field} differs from the plan (a bug: please report it)")
     changing = [s for s in done if s.changes]
+    warn_stranded(stranded(changing), "retention left" if run.options.execute
+                  else "retention would leave")
     segments = sum(len(s.plan.retention.deleted) for s in changing if s.plan)
     freed = sum(s.plan.retention.bytes_freed for s in changing if s.plan)
     counts = (f"{segments} segment{'' if segments == 1 else 's'} ({freed} bytes) in "

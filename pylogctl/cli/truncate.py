@@ -13,7 +13,7 @@ import typer
 from ..errors import ExitCode, UsageError
 from .app import EXIT_CODES_HELP, app
 from .output import (OutputFormat, backup_dir_option, err, execute_option, guarded_output,
-                     output_option, write_sections)
+                     output_option, warn_stranded, write_sections)
 
 HELP = (
     "Truncate one partition offline, as Kafka does when a replica diverges from its leader.\n\n"
@@ -38,7 +38,9 @@ def truncate(
     partition_dir: str = typer.Argument(..., metavar="PARTITION_DIR", help="The partition dir "
                                         "({log dir}/{topic}-{partition}).", show_default=False),
     to_offset: Optional[int] = typer.Option(None, "--to-offset", metavar="N", min=0,
-                                            help="Drop every record at and above offset N."),
+                                            help="Drop every record at and above offset N, "
+                                            "and the rest of the batch holding N: a batch "
+                                            "goes whole, so the log may end below N."),
     start_at: Optional[int] = typer.Option(None, "--start-at", metavar="N", min=0,
                                            help="Drop every record and start the log, empty, "
                                            "at offset N."),
@@ -72,6 +74,8 @@ def _write(section, output: str) -> int:
     t = section.plan.truncation
     what = (f"log end {t.log_end_offset_before} -> {t.log_end_offset}" if t.changed
             else "nothing to truncate")
+    warn_stranded(section.stranded, "the truncation left" if section.outcome else
+                  "the truncation would leave")
     if section.outcome is not None:
         err(f"executed: {what}")
         for field in section.mismatches:

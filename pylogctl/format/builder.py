@@ -18,7 +18,7 @@ from .record import (NO_PARTITION_LEADER_EPOCH, NO_PRODUCER_EPOCH, NO_PRODUCER_I
                      NO_TIMESTAMP, Header, TimestampType)
 from .record_batch import compute_attributes, encode_batch_header, encode_record
 
-HeaderLike = Header | tuple[str, "bytes | None"]
+HeaderLike = Header | tuple["str | bytes", "bytes | None"]  # bytes: a raw (maybe non-UTF-8) key
 
 
 @dataclass

@@ -1,14 +1,17 @@
-"""Coordinator records: the key/value framing of ``__consumer_offsets`` and ``__transaction_state``.
+"""Coordinator records: the key/value framing of ``__consumer_offsets``, ``__transaction_state``
+and ``__share_group_state``.
 
-Both topics hold records written by a Kafka coordinator. The key is ``int16 record type | key
-struct`` and the value ``int16 version | value struct``; a null value is a tombstone. The record
-type selects the key and value schemas (the key struct is read at the type number, which is how
-Kafka versions it). This module reads that framing once for both topics and reports failures the
-way Kafka's ``CoordinatorRecordSerde`` does, so the dump tool can echo Kafka's wording while
-library callers still see the precise cause.
+These topics hold records written by a Kafka coordinator (group, transaction, share). The key is
+``int16 record type | key struct`` and the value ``int16 version | value struct``; a null value
+is a tombstone. The record type selects the key and value schemas (the key struct is read at the
+type number, which Kafka's generated reader treats like the key's only version). This module
+reads that framing once for all three topics and reports failures the way Kafka 4.4's
+``CoordinatorRecordSerde`` does, so the dump tool can echo Kafka's wording while library callers
+still see the precise cause.
 
-Like Kafka's reader, it ignores bytes left after a struct, and a value version outside the
-schema's valid range is read with the layout of the nearest valid version.
+Like Kafka's reader, it ignores bytes left after a struct. A value version outside the value
+schema's valid range is refused (``UnknownRecordVersionException``, checked by the serde since
+Kafka 4.0's coordinator runtime) before any byte of the value is read.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, TypeVar
 
 from ..errors import CorruptRecordError
-from .message import MessageUnderflowError, Schema, read_struct, write_message
+from .message import Field, MessageUnderflowError, Schema, read_struct, write_message
 
 _INT16 = struct.Struct(">h")
 
@@ -51,6 +54,17 @@ class CoordinatorRecordError(CorruptRecordError):
     def __init__(self, message: str, kafka_message: str, position: int | None = None) -> None:
         super().__init__(message, position=position)
         self.kafka_message = kafka_message
+
+
+class UnknownRecordVersionError(CoordinatorRecordError):
+    """A value version the value schema does not define (Kafka's
+    ``Deserializer.UnknownRecordVersionException``; the dump reports it and goes on)."""
+
+    def __init__(self, record_type: int, version: int, topic: str) -> None:
+        text = f"Found an unknown record version {version} for {record_type} type"
+        super().__init__(f"{text} in a {topic} record value", text, position=0)
+        self.record_type = record_type
+        self.version = version
 
 
 @dataclass(frozen=True)
@@ -110,7 +124,8 @@ def decode_coordinator_record(key: bytes, value: bytes | None, types: Mapping[in
                               topic: str, cls: type[R]) -> R:
     """Decode one record of a coordinator topic whose record types are ``types``.
 
-    Raises :class:`UnknownRecordTypeError` for a type not in ``types`` and
+    Raises :class:`UnknownRecordTypeError` for a type not in ``types``,
+    :class:`UnknownRecordVersionError` for a value version its schema lacks and
     :class:`CoordinatorRecordError` for bytes that do not follow the schemas.
     """
     record_type = read_prefix(key, "key")
@@ -121,11 +136,50 @@ def decode_coordinator_record(key: bytes, value: bytes | None, types: Mapping[in
     if value is None:
         return cls(record_type, rtype.name, key_data, None, None)
     version = read_prefix(value, "value")
+    if not rtype.value.has_version(version):
+        raise UnknownRecordVersionError(record_type, version, topic)
     return cls(record_type, rtype.name, key_data, version,
                read_body(value, rtype.value, version, "value"))
+
+
+def encode_coordinator_record(types: Mapping[int, RecordType], record_type: int,
+                              key: Mapping[str, Any], value_version: int | None = None,
+                              value: Mapping[str, Any] | None = None
+                              ) -> tuple[bytes, bytes | None]:
+    """The (key, value) bytes of a record of a coordinator topic whose record types are
+    ``types``; ``value=None`` makes a tombstone."""
+    rtype = types[record_type]
+    key_bytes = encode_prefixed(record_type, key, rtype.key)
+    if value is None:
+        return key_bytes, None
+    if value_version is None:
+        raise ValueError("a value needs its version")
+    if not rtype.value.has_version(value_version):
+        raise ValueError(f"{rtype.value.name} has no version {value_version}")
+    return key_bytes, encode_prefixed(value_version, value, rtype.value)
 
 
 def encode_prefixed(prefix: int, data: Mapping[str, Any], schema: Schema) -> bytes:
     """``int16 prefix | struct``, the inverse of the reading above: a key (prefix = record type)
     or a value (prefix = version), the struct laid out as a reader would read it."""
     return _INT16.pack(prefix) + write_message(schema, data, schema.reading_version(prefix))
+
+
+# -- schema helpers shared by the coordinator record modules ------------------------------------
+
+def coordinator_key(name: str, *fields: Field | str) -> Schema:
+    """A key schema as Kafka declares them: version 0 only, never flexible. A field given as a
+    plain name is a string (most keys are a group id and a member id)."""
+    return Schema(name, tuple(Field(f, "string", versions="0") if isinstance(f, str) else f
+                              for f in fields), valid="0")
+
+
+def coordinator_value(name: str, *fields: Field, valid: str = "0") -> Schema:
+    """A value schema of the KIP-848 generation: flexible from version 0."""
+    return Schema(name, fields, flexible="0+", valid=valid)
+
+
+def tagged(name: str, type_: str, tag: int, default: Any = None, **kw: Any) -> Field:
+    """A tagged field present in every version (``taggedVersions: 0+``)."""
+    return Field(name, type_, tag=tag, default=default, **kw)
+

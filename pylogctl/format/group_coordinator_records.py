@@ -1,11 +1,13 @@
 """The records of ``__consumer_offsets``: schemas, record types and a decoder.
 
 The group coordinator writes offset commits, classic group metadata (with the embedded consumer
-protocol), KIP-848 consumer-group records, KIP-932 share-group records and regex resolutions to
-this topic. The schemas mirror Kafka's JSON schemas (``group-coordinator/.../common/message``,
-Kafka 4.0, plus ConsumerGroupRegularExpression, type 16). Types Kafka 4.0 does not know, such as
-the streams-group records whose numbers were still moving, are reported as unknown, as Kafka
-does. :func:`decode_group_record` is what the dump tool and the offline consumer-groups command
+protocol), KIP-848 consumer-group records, KIP-932 share-group records, regex resolutions and
+KIP-1071 streams-group records (:mod:`pylogctl.format.streams_group_records`) to this topic.
+The schemas restate Kafka 4.4's ``group-coordinator/src/main/resources/common/message`` (the
+generated ``CoordinatorRecordType``: types 0-8, 10-17 and 19-23). Numbers it does not define
+-- 9, the share-group partition metadata of the KIP-932 preview, and 18, dropped from KIP-1071
+before release -- are reported as unknown types, as Kafka 4.4 reports them.
+:func:`decode_group_record` is what the dump tool and the offline consumer-groups command
 build on.
 """
 
@@ -15,9 +17,11 @@ import enum
 from typing import Any
 
 from .coordinator_record import (CoordinatorRecord, CoordinatorRecordError, RecordType,
-                                 UnknownRecordTypeError, decode_coordinator_record,
-                                 encode_prefixed, read_prefix)
+                                 UnknownRecordTypeError, UnknownRecordVersionError,
+                                 coordinator_key, coordinator_value, decode_coordinator_record,
+                                 encode_coordinator_record, encode_prefixed, read_prefix, tagged)
 from .message import Field, Schema, read_struct
+from .streams_group_records import STREAMS_SCHEMAS
 
 TOPIC = "__consumer_offsets"
 
@@ -34,7 +38,6 @@ class GroupRecordType(enum.IntEnum):
     CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA = 6
     CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER = 7
     CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT = 8
-    SHARE_GROUP_PARTITION_METADATA = 9
     SHARE_GROUP_MEMBER_METADATA = 10
     SHARE_GROUP_METADATA = 11
     SHARE_GROUP_TARGET_ASSIGNMENT_METADATA = 12
@@ -42,23 +45,31 @@ class GroupRecordType(enum.IntEnum):
     SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT = 14
     SHARE_GROUP_STATE_PARTITION_METADATA = 15
     CONSUMER_GROUP_REGULAR_EXPRESSION = 16
+    STREAMS_GROUP_METADATA = 17
+    STREAMS_GROUP_MEMBER_METADATA = 19
+    STREAMS_GROUP_TARGET_ASSIGNMENT_METADATA = 20
+    STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER = 21
+    STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT = 22
+    STREAMS_GROUP_TOPOLOGY = 23
 
-
-# -- keys (never flexible; each struct is versioned by its record type) ----------------------
-
-def _key(name: str, rtype: GroupRecordType, *fields: str) -> Schema:
-    v = str(int(rtype))
-    return Schema(name, tuple(Field(f, "string", versions=v) for f in fields), valid=v)
-
-
-OFFSET_COMMIT_KEY = Schema("OffsetCommitKey", (
-    Field("group", "string", versions="0-1"),
-    Field("topic", "string", versions="0-1"),
-    Field("partition", "int32", versions="0-1"),
-), valid="0-1")
-GROUP_METADATA_KEY = _key("GroupMetadataKey", GroupRecordType.GROUP_METADATA, "group")
 
 # -- classic records -------------------------------------------------------------------------
+# Keys are never flexible and have one version; Kafka reads them at the record type, which its
+# generated reader treats like version 0.
+
+_COMMIT_KEY_FIELDS = (Field("group", "string", versions="0"), Field("topic", "string", versions="0"),
+                      Field("partition", "int32", versions="0"))
+LEGACY_OFFSET_COMMIT_KEY = coordinator_key("LegacyOffsetCommitKey", *_COMMIT_KEY_FIELDS)
+OFFSET_COMMIT_KEY = coordinator_key("OffsetCommitKey", *_COMMIT_KEY_FIELDS)
+GROUP_METADATA_KEY = coordinator_key("GroupMetadataKey", "group")
+
+# Type 0 (keys written before Kafka 0.10.1): Kafka 4.4 gives it a value schema of its own, with
+# the v0 layout only; a later value version under a type-0 key is an unknown record version.
+LEGACY_OFFSET_COMMIT_VALUE = Schema("LegacyOffsetCommitValue", (
+    Field("offset", "int64", versions="0"),
+    Field("metadata", "string", versions="0"),
+    Field("commitTimestamp", "int64", versions="0"),
+), valid="0")
 
 OFFSET_COMMIT_VALUE = Schema("OffsetCommitValue", (
     Field("offset", "int64"),
@@ -66,6 +77,8 @@ OFFSET_COMMIT_VALUE = Schema("OffsetCommitValue", (
     Field("metadata", "string"),
     Field("commitTimestamp", "int64"),
     Field("expireTimestamp", "int64", versions="1", default=-1),
+    # KIP-848 brokers (4.1+) record the committed topic's id
+    Field("topicId", "uuid", versions="4+", tag=0),
 ), flexible="4+", valid="0-4")
 
 GROUP_METADATA_VALUE = Schema("GroupMetadataValue", (
@@ -111,17 +124,15 @@ _TOPIC_METADATA = (
         Field("Partition", "int32"), Field("Racks", "[]string"))),
 )
 _TOPIC_PARTITIONS = (Field("TopicId", "uuid"), Field("Partitions", "[]int32"))
+# a member's current assignment also records the epoch each partition was assigned in
+_ASSIGNED_TOPIC_PARTITIONS = (*_TOPIC_PARTITIONS,
+                              tagged("AssignmentEpochs", "[]int32", 0, nullable="0+"))
+_TOPIC_PARTITIONS_INFO = (Field("TopicId", "uuid"), Field("TopicName", "string"),
+                          Field("Partitions", "[]int32"))
+_ASSIGNMENT_METADATA = (Field("AssignmentEpoch", "int32"),
+                        tagged("AssignmentTimestamp", "int64", 0, default=0))
 
-
-def _value(name: str, *fields: Field) -> Schema:
-    return Schema(name, fields, flexible="0+", valid="0")
-
-
-def _epoch_value(name: str, field_name: str) -> Schema:
-    return _value(name, Field(field_name, "int32"))
-
-
-CONSUMER_GROUP_MEMBER_METADATA_VALUE = _value(
+CONSUMER_GROUP_MEMBER_METADATA_VALUE = coordinator_value(
     "ConsumerGroupMemberMetadataValue",
     Field("InstanceId", "string", nullable="0+"),
     Field("RackId", "string", nullable="0+"),
@@ -131,81 +142,88 @@ CONSUMER_GROUP_MEMBER_METADATA_VALUE = _value(
     Field("SubscribedTopicRegex", "string", nullable="0+"),
     Field("RebalanceTimeoutMs", "int32", default=-1),
     Field("ServerAssignor", "string", nullable="0+"),
-    Field("ClassicMemberMetadata", "ClassicMemberMetadata", nullable="0+", tag=0, fields=(
+    # a member that joined with the classic protocol (KIP-848's upgrade path); brokers write
+    # null for the others, and it is printed as null
+    tagged("ClassicMemberMetadata", "ClassicMemberMetadata", 0, nullable="0+", fields=(
         Field("SessionTimeoutMs", "int32"),
         Field("SupportedProtocols", "[]ClassicProtocol", fields=(
             Field("Name", "string"), Field("Metadata", "bytes"))),
     )),
 )
-CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE = _value(
+CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE = coordinator_value(
     "ConsumerGroupCurrentMemberAssignmentValue",
     Field("MemberEpoch", "int32"),
     Field("PreviousMemberEpoch", "int32"),
     Field("State", "int8"),
-    Field("AssignedPartitions", "[]TopicPartitions", fields=_TOPIC_PARTITIONS),
-    Field("PartitionsPendingRevocation", "[]TopicPartitions", fields=_TOPIC_PARTITIONS),
+    Field("AssignedPartitions", "[]TopicPartitions", fields=_ASSIGNED_TOPIC_PARTITIONS),
+    Field("PartitionsPendingRevocation", "[]TopicPartitions", fields=_ASSIGNED_TOPIC_PARTITIONS),
 )
 
 _T = GroupRecordType
 _MEMBER = ("GroupId", "MemberId")
 _SPECS: tuple[tuple[GroupRecordType, str, tuple[str, ...], Schema], ...] = (
     (_T.CONSUMER_GROUP_METADATA, "ConsumerGroupMetadata", ("GroupId",),
-     _epoch_value("ConsumerGroupMetadataValue", "Epoch")),
+     coordinator_value("ConsumerGroupMetadataValue", Field("Epoch", "int32"),
+                       tagged("MetadataHash", "int64", 0, default=0))),
     (_T.CONSUMER_GROUP_PARTITION_METADATA, "ConsumerGroupPartitionMetadata", ("GroupId",),
-     _value("ConsumerGroupPartitionMetadataValue",
-            Field("Topics", "[]TopicMetadata", fields=_TOPIC_METADATA))),
+     coordinator_value("ConsumerGroupPartitionMetadataValue",
+                       Field("Topics", "[]TopicMetadata", fields=_TOPIC_METADATA))),
     (_T.CONSUMER_GROUP_MEMBER_METADATA, "ConsumerGroupMemberMetadata", _MEMBER,
      CONSUMER_GROUP_MEMBER_METADATA_VALUE),
     (_T.CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA, "ConsumerGroupTargetAssignmentMetadata",
-     ("GroupId",), _epoch_value("ConsumerGroupTargetAssignmentMetadataValue", "AssignmentEpoch")),
+     ("GroupId",), coordinator_value("ConsumerGroupTargetAssignmentMetadataValue",
+                                     *_ASSIGNMENT_METADATA)),
     (_T.CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER, "ConsumerGroupTargetAssignmentMember", _MEMBER,
-     _value("ConsumerGroupTargetAssignmentMemberValue",
-            Field("TopicPartitions", "[]TopicPartition", fields=_TOPIC_PARTITIONS))),
+     coordinator_value("ConsumerGroupTargetAssignmentMemberValue",
+                       Field("TopicPartitions", "[]TopicPartition", fields=_TOPIC_PARTITIONS))),
     (_T.CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT, "ConsumerGroupCurrentMemberAssignment", _MEMBER,
      CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE),
-    (_T.SHARE_GROUP_PARTITION_METADATA, "ShareGroupPartitionMetadata", ("GroupId",),
-     _value("ShareGroupPartitionMetadataValue",
-            Field("Topics", "[]TopicMetadata", fields=_TOPIC_METADATA))),
     (_T.SHARE_GROUP_MEMBER_METADATA, "ShareGroupMemberMetadata", _MEMBER,
-     _value("ShareGroupMemberMetadataValue",
-            Field("RackId", "string", nullable="0+"),
-            Field("ClientId", "string"),
-            Field("ClientHost", "string"),
-            Field("SubscribedTopicNames", "[]string"))),
+     coordinator_value("ShareGroupMemberMetadataValue",
+                       Field("RackId", "string", nullable="0+"),
+                       Field("ClientId", "string"),
+                       Field("ClientHost", "string"),
+                       Field("SubscribedTopicNames", "[]string"))),
     (_T.SHARE_GROUP_METADATA, "ShareGroupMetadata", ("GroupId",),
-     _epoch_value("ShareGroupMetadataValue", "Epoch")),
+     coordinator_value("ShareGroupMetadataValue", Field("Epoch", "int32"),
+                       Field("MetadataHash", "int64"))),
     (_T.SHARE_GROUP_TARGET_ASSIGNMENT_METADATA, "ShareGroupTargetAssignmentMetadata", ("GroupId",),
-     _epoch_value("ShareGroupTargetAssignmentMetadataValue", "AssignmentEpoch")),
+     coordinator_value("ShareGroupTargetAssignmentMetadataValue", *_ASSIGNMENT_METADATA)),
     (_T.SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER, "ShareGroupTargetAssignmentMember", _MEMBER,
-     _value("ShareGroupTargetAssignmentMemberValue",
-            Field("TopicPartitions", "[]TopicPartition", fields=_TOPIC_PARTITIONS))),
+     coordinator_value("ShareGroupTargetAssignmentMemberValue",
+                       Field("TopicPartitions", "[]TopicPartition", fields=_TOPIC_PARTITIONS))),
     (_T.SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT, "ShareGroupCurrentMemberAssignment", _MEMBER,
-     _value("ShareGroupCurrentMemberAssignmentValue",
-            Field("MemberEpoch", "int32"),
-            Field("PreviousMemberEpoch", "int32"),
-            Field("State", "int8"),
-            Field("AssignedPartitions", "[]TopicPartitions", fields=_TOPIC_PARTITIONS))),
+     coordinator_value("ShareGroupCurrentMemberAssignmentValue",
+                       Field("MemberEpoch", "int32"),
+                       Field("PreviousMemberEpoch", "int32"),
+                       Field("State", "int8"),
+                       Field("AssignedPartitions", "[]TopicPartitions",
+                             fields=_TOPIC_PARTITIONS))),
     (_T.SHARE_GROUP_STATE_PARTITION_METADATA, "ShareGroupStatePartitionMetadata", ("GroupId",),
-     _value("ShareGroupStatePartitionMetadataValue",
-            Field("InitializedTopics", "[]TopicPartitionsInfo", fields=(
-                Field("TopicId", "uuid"), Field("TopicName", "string"),
-                Field("Partitions", "[]int32"))),
-            Field("DeletingTopics", "[]TopicInfo", fields=(
-                Field("TopicId", "uuid"), Field("TopicName", "string"))))),
+     coordinator_value("ShareGroupStatePartitionMetadataValue",
+                       Field("InitializingTopics", "[]TopicPartitionsInfo",
+                             fields=_TOPIC_PARTITIONS_INFO),
+                       Field("InitializedTopics", "[]TopicPartitionsInfo",
+                             fields=_TOPIC_PARTITIONS_INFO),
+                       Field("DeletingTopics", "[]TopicInfo", fields=(
+                           Field("TopicId", "uuid"), Field("TopicName", "string"))))),
     (_T.CONSUMER_GROUP_REGULAR_EXPRESSION, "ConsumerGroupRegularExpression",
      ("GroupId", "RegularExpression"),
-     _value("ConsumerGroupRegularExpressionValue",
-            Field("Topics", "[]string"),
-            Field("Version", "int64"),
-            Field("Timestamp", "int64"))),
+     coordinator_value("ConsumerGroupRegularExpressionValue",
+                       Field("Topics", "[]string"),
+                       Field("Version", "int64"),
+                       Field("Timestamp", "int64"))),
 )
 
 RECORD_TYPES: dict[int, RecordType] = {
-    0: RecordType(0, _T.LEGACY_OFFSET_COMMIT.name, OFFSET_COMMIT_KEY, OFFSET_COMMIT_VALUE),
+    0: RecordType(0, _T.LEGACY_OFFSET_COMMIT.name, LEGACY_OFFSET_COMMIT_KEY,
+                  LEGACY_OFFSET_COMMIT_VALUE),
     1: RecordType(1, _T.OFFSET_COMMIT.name, OFFSET_COMMIT_KEY, OFFSET_COMMIT_VALUE),
     2: RecordType(2, _T.GROUP_METADATA.name, GROUP_METADATA_KEY, GROUP_METADATA_VALUE),
-    **{int(t): RecordType(int(t), t.name, _key(f"{name}Key", t, *key_fields), value)
+    **{int(t): RecordType(int(t), t.name, coordinator_key(f"{name}Key", *key_fields), value)
        for t, name, key_fields, value in _SPECS},
+    **{t: RecordType(t, GroupRecordType(t).name, key, value)
+       for t, (key, value) in STREAMS_SCHEMAS.items()},
 }
 
 
@@ -222,7 +240,9 @@ def decode_group_record(key: bytes, value: bytes | None) -> GroupCoordinatorReco
     """Decode one ``__consumer_offsets`` record.
 
     Raises :class:`~pylogctl.format.coordinator_record.UnknownRecordTypeError` for a record type
-    this module does not know and
+    Kafka 4.4 does not define,
+    :class:`~pylogctl.format.coordinator_record.UnknownRecordVersionError` for a value version
+    its schema lacks and
     :class:`~pylogctl.format.coordinator_record.CoordinatorRecordError` for malformed bytes.
     """
     return decode_coordinator_record(key, value, RECORD_TYPES, TOPIC, GroupCoordinatorRecord)
@@ -231,26 +251,24 @@ def decode_group_record(key: bytes, value: bytes | None) -> GroupCoordinatorReco
 def encode_group_record(record_type: int, key: dict[str, Any], value_version: int | None = None,
                         value: dict[str, Any] | None = None) -> tuple[bytes, bytes | None]:
     """The (key, value) bytes of a record; ``value=None`` makes a tombstone."""
-    rtype = RECORD_TYPES[record_type]
-    key_bytes = encode_prefixed(record_type, key, rtype.key)
-    if value is None:
-        return key_bytes, None
-    if value_version is None:
-        raise ValueError("a value needs its version")
-    return key_bytes, encode_prefixed(value_version, value, rtype.value)
+    return encode_coordinator_record(RECORD_TYPES, record_type, key, value_version, value)
 
 
-def decode_consumer_protocol(data: bytes, schema: Schema) -> tuple[int, dict[str, Any]]:
+def decode_consumer_protocol(data: bytes, schema: Schema,
+                             strict: bool = False) -> tuple[int, dict[str, Any]]:
     """Decode embedded consumer-protocol bytes (``int16 version | struct``, never flexible).
 
     ``schema`` is :data:`CONSUMER_PROTOCOL_SUBSCRIPTION` or :data:`CONSUMER_PROTOCOL_ASSIGNMENT`.
     Returns ``(version, fields)``; raises
     :class:`~pylogctl.errors.CorruptRecordError` if the bytes do not parse.
-    Trailing bytes are ignored: newer protocol versions only append fields.
+    Trailing bytes are ignored: newer protocol versions only append fields. ``strict`` reads
+    a newer version as Kafka's generated reader does, whose nested structs (the topic
+    partitions) refuse it.
     """
     version = read_prefix(data, "consumer protocol")
-    return version, read_struct(data, schema.fields, schema.reading_version(version), False,
-                                pos=2)[0]
+    at = schema.reading_version(version)
+    return version, read_struct(data, schema.fields, at, False, pos=2,
+                                newer=version if strict and version > at else None)[0]
 
 
 def encode_consumer_protocol(version: int, fields: dict[str, Any], schema: Schema) -> bytes:
@@ -259,6 +277,7 @@ def encode_consumer_protocol(version: int, fields: dict[str, Any], schema: Schem
 
 
 __all__ = ["GroupRecordType", "GroupCoordinatorRecord", "RECORD_TYPES", "TOPIC",
+           "UnknownRecordVersionError",
            "decode_group_record", "encode_group_record", "decode_consumer_protocol",
            "encode_consumer_protocol", "CONSUMER_PROTOCOL_SUBSCRIPTION",
            "CONSUMER_PROTOCOL_ASSIGNMENT", "UnknownRecordTypeError", "CoordinatorRecordError"]

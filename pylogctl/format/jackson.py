@@ -18,8 +18,9 @@ from decimal import Decimal
 from typing import Any
 
 _compact = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-# \u00xx escapes that follow an even number of backslashes (so they are escapes themselves)
-_LOWER_ESCAPE = re.compile(r"((?:^|[^\\])(?:\\\\)*)\\u00([0-9a-f]{2})")
+# \u00xx escapes that follow an even number of backslashes (so they are escapes themselves);
+# a lookbehind, so that escapes in a row (\u0004\u000e) are all found
+_LOWER_ESCAPE = re.compile(r"(?<!\\)((?:\\\\)*)\\u00([0-9a-f]{2})")
 
 
 def dumps(value: Any) -> str:

@@ -107,6 +107,17 @@ class Field:
         return None
 
 
+class NullDefaultField(Field):
+    """A field whose schema default is ``null`` (``"default": "null"``).
+
+    :class:`Field` can only express non-null defaults, yet for a tagged nullable field Kafka
+    compares against null: an empty list *is* written and printed, a null one is not.
+    """
+
+    def default_value(self) -> Any:
+        return None
+
+
 @dataclass(frozen=True)
 class Schema:
     """A top-level message: its fields and the versions that are flexible."""
@@ -136,12 +147,14 @@ class Schema:
 
 
 class _Reader:
-    __slots__ = ("buf", "pos", "end")
+    __slots__ = ("buf", "pos", "end", "newer")
 
-    def __init__(self, buf: bytes, pos: int = 0, end: int | None = None) -> None:
+    def __init__(self, buf: bytes, pos: int = 0, end: int | None = None,
+                 newer: int | None = None) -> None:
         self.buf = buf
         self.pos = pos
         self.end = len(buf) if end is None else end
+        self.newer = newer  # see read_struct
 
     def need(self, n: int, what: str) -> None:
         if n < 0 or self.pos + n > self.end:
@@ -177,12 +190,18 @@ class _Reader:
 
 
 def read_struct(buf: bytes, fields: tuple[Field, ...], version: int, flexible: bool,
-                pos: int = 0, end: int | None = None) -> tuple[dict[str, Any], int]:
+                pos: int = 0, end: int | None = None,
+                newer: int | None = None) -> tuple[dict[str, Any], int]:
     """Decode a struct at ``pos``; return ``(values by json name, next position)``.
 
     Only fields present in ``version`` appear; absent tagged fields get their default.
+    ``newer`` is the record's own version when it is above the schema's highest (``version``
+    is then the highest, see :meth:`Schema.reading_version`): Kafka's generated reader of a
+    top-level message reads such a version, but that of a nested struct refuses it
+    (``UnsupportedVersionException: Can't read version N of StructName``), so a nested struct
+    that is present then fails the read.
     """
-    r = _Reader(buf, pos, end)
+    r = _Reader(buf, pos, end, newer)
     out = _read_fields(r, fields, version, flexible)
     return out, r.pos
 
@@ -217,22 +236,49 @@ def _read_fields(r: _Reader, fields: tuple[Field, ...], version: int, flexible: 
             if f is None:
                 r.pos += size  # unknown tags are skipped, as Kafka keeps but never prints them
                 continue
-            sub = _Reader(r.buf, r.pos, r.pos + size)
+            sub = _Reader(r.buf, r.pos, r.pos + size, r.newer)
             values[f.json_name] = _read_value(sub, f, f.type, version, flexible, tagged=True)
             present_tags.add(f.json_name)
             r.pos += size
-    # re-order to schema order; drop tagged fields that are absent or equal to their default
+    # re-order to schema order; drop tagged fields equal to their default, as Kafka's generated
+    # JsonConverter does. A struct's default is a new struct with every field at its default
+    # (unless the schema says "null"): absent, or present with only defaults, it is not
+    # printed; present as null (its marker 0), it is printed as null.
     ordered: dict[str, Any] = {}
     for f in fields:
         if not f.in_version(version):
             continue
         name = f.json_name
         if f.tag is not None and flexible:
-            if name in present_tags and values[name] != f.default_value():
+            if name in present_tags and values[name] != _tagged_default(f, version, flexible):
                 ordered[name] = values[name]
             continue
         ordered[name] = values[name]
     return ordered
+
+
+def _tagged_default(f: Field, version: int, flexible: bool) -> Any:
+    """The value a tagged field is not written (nor printed) with."""
+    if _is_struct(f) and not isinstance(f, NullDefaultField):
+        return default_struct(f.fields, version, flexible)
+    return f.default_value()
+
+
+def _is_struct(f: Field) -> bool:
+    return bool(f.fields) and not f.type.startswith("[]")
+
+
+def default_struct(fields: tuple[Field, ...], version: int, flexible: bool) -> dict[str, Any]:
+    """A struct with every field at its default, as :func:`read_struct` would return it."""
+    out: dict[str, Any] = {}
+    for f in fields:
+        if not f.in_version(version) or (f.tag is not None and flexible):
+            continue
+        if _is_struct(f) and not isinstance(f, NullDefaultField):
+            out[f.json_name] = default_struct(f.fields, version, flexible)
+        else:
+            out[f.json_name] = f.default_value()
+    return out
 
 
 def _read_value(r: _Reader, f: Field, type_: str, version: int, flexible: bool,
@@ -287,7 +333,10 @@ def _read_value(r: _Reader, f: Field, type_: str, version: int, flexible: bool,
         present = r.uvarint() > 0 if tagged else r.fixed("int8") >= 0
         if not present:
             return None
-    sub, r.pos = read_struct(r.buf, f.fields, version, flexible, r.pos, r.end)
+    if r.newer is not None:
+        name = f.type[2:] if f.type.startswith("[]") else f.type
+        raise CorruptRecordError(f"Can't read version {r.newer} of {name}", position=r.pos)
+    sub, r.pos = read_struct(r.buf, f.fields, version, flexible, r.pos, r.end, r.newer)
     return sub
 
 
@@ -328,11 +377,12 @@ def write_message(schema: Schema, values: Mapping[str, Any], version: int) -> by
     return write_struct(schema.fields, values, version, schema.is_flexible(version))
 
 
-def _write_default(f: Field, version: int) -> Any:
+def _write_default(f: Field, version: int, flexible: bool) -> Any:
+    """The value of a field the caller left out, as Kafka's generated constructor sets it."""
     if not f.nullable_in(version) and f.type == "bytes":
         return b""  # Kafka's default for non-nullable bytes is empty, not null
-    if not f.nullable_in(version) and f.fields and not f.type.startswith("[]"):
-        return {}  # a struct with all its defaults
+    if _is_struct(f) and not isinstance(f, NullDefaultField):
+        return default_struct(f.fields, version, flexible)  # a struct with all its defaults
     return f.default_value()
 
 
@@ -340,7 +390,7 @@ def _write_fields(out: bytearray, fields: tuple[Field, ...], values: Mapping[str
                   version: int, flexible: bool) -> None:
     tagged = []
     for f in fields:
-        default = _write_default(f, version)
+        default = _write_default(f, version, flexible)
         value = values.get(f.json_name, default)
         if not f.in_version(version):
             if value != default:
@@ -348,7 +398,7 @@ def _write_fields(out: bytearray, fields: tuple[Field, ...], values: Mapping[str
                                  f"{version}")
             continue
         if f.tag is not None and flexible:
-            if value != default:
+            if value != _tagged_default(f, version, flexible):
                 data = bytearray()
                 _write_value(data, f, f.type, value, version, flexible, tagged=True)
                 tagged.append((f.tag, data))

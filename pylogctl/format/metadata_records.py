@@ -6,11 +6,14 @@ Every non-control record value in the metadata log, in a KRaft snapshot ``*.chec
     unsigned varint frame version (always 1) | unsigned varint apiKey | unsigned varint version
     | the record body, a flexible generated message at that version
 
-The schemas below mirror ``metadata/src/main/resources/common/metadata/*.json`` (Kafka trunk,
-Oct 2024, plus ClearElrRecord from 4.0); :mod:`pylogctl.format.message` does the reading. Like
+The schemas below restate Kafka 4.4's ``metadata/src/main/resources/common/metadata/*.json``
+(among the newest: ClearElrRecord, KIP-966; UnregisterControllerRecord, KIP-853; the cordoned
+log dirs of RegisterBrokerRecord v4 and BrokerRegistrationChangeRecord v3, KIP-1066);
+:mod:`pylogctl.format.message` does the reading. Like
 Kafka's generated readers, a version above the highest known one is still decoded (its fields
-are those of the highest version, unknown tagged fields are skipped), so a newer broker's log
-stays readable; :attr:`MetadataRecord.known_version` tells the two apart.
+are those of the highest version, unknown tagged fields are skipped) unless it holds a nested
+struct, whose generated reader refuses the version; :attr:`MetadataRecord.known_version` tells
+the two apart.
 
 :func:`encode_metadata_record` frames a record for the broker (and the tests) with
 :func:`pylogctl.format.message.write_message`.
@@ -20,26 +23,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Mapping
 
 from ..errors import CorruptRecordError, UnsupportedFormatError
 from .jackson import JavaDouble, java_double_str
-from .message import Field, KafkaUuid, Schema, read_struct, to_json_value, write_message
+from .message import (Field, KafkaUuid, NullDefaultField, Schema, read_struct, to_json_value,
+                      write_message)
 from .varint import encode_unsigned_varint, read_unsigned_varint
 
 FRAME_VERSION = 1
 INT16_MAX = 32767
-
-
-class NullDefaultField(Field):
-    """A field whose schema default is ``null`` (``"default": "null"``).
-
-    :class:`Field` can only express non-null defaults, yet for a tagged nullable field Kafka
-    compares against null: an empty ISR list *is* printed, a null one is not.
-    """
-
-    def default_value(self) -> Any:
-        return None
 
 
 def _f(name: str, type_: str, versions: str = "0+", **kw: Any) -> Field:
@@ -63,7 +56,7 @@ def _schema(name: str, valid: str, *fields: Field) -> Schema:
 # apiKey -> schema, in apiKey order. Keys 6, 13 and 16 were used by pre-release records that
 # Kafka has since deleted; they are unknown types now.
 SCHEMAS: dict[int, Schema] = {
-    0: _schema("RegisterBrokerRecord", "0-3",
+    0: _schema("RegisterBrokerRecord", "0-4",
                _f("BrokerId", "int32"),
                _f("IsMigratingZkBroker", "bool", "2+"),
                _f("IncarnationId", "uuid"),
@@ -73,7 +66,8 @@ SCHEMAS: dict[int, Schema] = {
                _f("Rack", "string", nullable="0+"),
                _f("Fenced", "bool", default=True),
                _f("InControlledShutdown", "bool", "1+"),
-               _f("LogDirs", "[]uuid", "3+", tag=0)),
+               _f("LogDirs", "[]uuid", "3+", tag=0),
+               _tagged_null("CordonedLogDirs", "[]uuid", "4+", 1)),
     1: _schema("UnregisterBrokerRecord", "0",
                _f("BrokerId", "int32"), _f("BrokerEpoch", "int64")),
     2: _schema("TopicRecord", "0",
@@ -143,12 +137,13 @@ SCHEMAS: dict[int, Schema] = {
                 _f("BrokerId", "int32"),
                 _f("BrokerEpoch", "int64", default=-1),
                 _f("NextProducerId", "int64")),
-    17: _schema("BrokerRegistrationChangeRecord", "0-2",
+    17: _schema("BrokerRegistrationChangeRecord", "0-3",
                 _f("BrokerId", "int32"),
                 _f("BrokerEpoch", "int64"),
                 _f("Fenced", "int8", tag=0),
                 _f("InControlledShutdown", "int8", "1+", tag=1),
-                _f("LogDirs", "[]uuid", "2+", tag=2)),
+                _f("LogDirs", "[]uuid", "2+", tag=2),
+                _tagged_null("CordonedLogDirs", "[]uuid", "3+", 3)),
     18: _schema("AccessControlEntryRecord", "0",
                 _f("Id", "uuid"),
                 _f("ResourceType", "int8"),
@@ -173,8 +168,10 @@ SCHEMAS: dict[int, Schema] = {
                 _f("ZkMigrationReady", "bool"),
                 _f("EndPoints", "[]ControllerEndpoint", fields=_ENDPOINT),
                 _f("Features", "[]ControllerFeature", fields=_FEATURE)),
-    # Kafka 4.0 (KIP-966), after the reference snapshot: "TopicName" empty = all topics.
+    # KIP-966: "TopicName" empty = all topics.
     28: _schema("ClearElrRecord", "0", _f("TopicName", "string")),
+    # KIP-853: a controller removed from a dynamic quorum.
+    29: _schema("UnregisterControllerRecord", "0", _f("ControllerId", "int32")),
 }
 
 
@@ -296,8 +293,10 @@ def read_frame_header(value: bytes) -> tuple[int, int, int]:
     return api_key, version, pos
 
 
-def decode_metadata_record(value: bytes | bytearray | memoryview) -> MetadataRecord:
-    """Decode one metadata record value (frame header and body).
+def decode_frame(value: bytes | bytearray | memoryview,
+                 schemas: Mapping[int, Schema]) -> tuple[int, int, dict[str, Any]]:
+    """``(apiKey, version, data)`` of one frame whose record schemas are ``schemas``: Kafka's
+    ``AbstractApiMessageSerde.read``, shared by the metadata log and ``__remote_log_metadata``.
 
     Raises :class:`MetadataFrameError`, :class:`UnknownMetadataTypeError`,
     :class:`MetadataRecordBodyError` or :class:`MetadataTrailingBytesError` (all
@@ -305,12 +304,13 @@ def decode_metadata_record(value: bytes | bytearray | memoryview) -> MetadataRec
     """
     buf = bytes(value)
     api_key, version, pos = read_frame_header(buf)
-    schema = SCHEMAS.get(api_key)
+    schema = schemas.get(api_key)
     if schema is None:
         raise UnknownMetadataTypeError(api_key, position=pos)
     eff = schema.reading_version(version)
     try:
-        data, end = read_struct(buf, schema.fields, eff, schema.is_flexible(eff), pos)
+        data, end = read_struct(buf, schema.fields, eff, schema.is_flexible(eff), pos,
+                                newer=version if version > eff else None)
     except CorruptRecordError as exc:
         raise MetadataRecordBodyError(
             f"Failed to deserialize record with type {api_key}: {exc.message}", api_key,
@@ -318,7 +318,20 @@ def decode_metadata_record(value: bytes | bytearray | memoryview) -> MetadataRec
     if end != len(buf):
         raise MetadataTrailingBytesError(f"Found {len(buf) - end} byte(s) of garbage after "
                                          f"{api_key}", position=end)
-    return MetadataRecord(api_key, version, data)
+    return api_key, version, data
+
+
+def encode_frame(api_key: int, version: int, data: Mapping[str, Any], schema: Schema) -> bytes:
+    """The inverse of :func:`decode_frame` for one record of ``schema``."""
+    header = (encode_unsigned_varint(FRAME_VERSION) + encode_unsigned_varint(api_key)
+              + encode_unsigned_varint(version))
+    return header + write_message(schema, data, version)
+
+
+def decode_metadata_record(value: bytes | bytearray | memoryview) -> MetadataRecord:
+    """Decode one metadata record value (frame header and body); raises what
+    :func:`decode_frame` raises, never anything else."""
+    return MetadataRecord(*decode_frame(value, SCHEMAS))
 
 
 def encode_metadata_record(api_key: int, version: int, data: dict[str, Any]) -> bytes:
@@ -332,14 +345,13 @@ def encode_metadata_record(api_key: int, version: int, data: dict[str, Any]) -> 
         raise ValueError(f"Unknown metadata id {api_key}")
     if not schema.has_version(version):
         raise ValueError(f"Can't write version {version} of {schema.name}")
-    header = (encode_unsigned_varint(FRAME_VERSION) + encode_unsigned_varint(api_key)
-              + encode_unsigned_varint(version))
-    return header + write_message(schema, data, version)
+    return encode_frame(api_key, version, data, schema)
 
 
 __all__ = [
     "API_KEYS", "FRAME_VERSION", "JavaDouble", "KafkaUuid", "MetadataFrameError", "MetadataRecord",
     "MetadataRecordBodyError", "MetadataTrailingBytesError", "NullDefaultField", "SCHEMAS",
-    "TYPE_NAMES", "UnknownMetadataTypeError", "decode_metadata_record", "encode_metadata_record",
+    "TYPE_NAMES", "UnknownMetadataTypeError", "decode_frame", "decode_metadata_record",
+    "encode_frame", "encode_metadata_record",
     "java_double_str", "read_frame_header", "type_name",
 ]

@@ -459,9 +459,14 @@ def _read_headers(data: bytes, pos: int) -> tuple[tuple[Header, ...], int]:
 # -- encoding ------------------------------------------------------------------------------
 
 def encode_record(offset_delta: int, timestamp_delta: int, key: bytes | None,
-                  value: bytes | None, headers: Sequence[Header | tuple[str, bytes | None]] = (),
+                  value: bytes | None,
+                  headers: Sequence[Header | tuple[str | bytes, bytes | None]] = (),
                   attributes: int = 0) -> bytes:
-    """Encode one v2 record (length prefix included), exactly as ``DefaultRecord.writeTo``."""
+    """Encode one v2 record (length prefix included), exactly as ``DefaultRecord.writeTo``.
+
+    A header key is text, written as UTF-8, or raw bytes written as they are (a producer that
+    is not Java's can write keys that are not UTF-8; readers decode them as Java does).
+    """
     parts = [bytes((attributes & 0xFF,)), encode_varint(timestamp_delta), encode_varint(offset_delta)]
     for blob in (key, value):
         if blob is None:
@@ -471,7 +476,7 @@ def encode_record(offset_delta: int, timestamp_delta: int, key: bytes | None,
             parts.append(bytes(blob))
     parts.append(encode_varint(len(headers)))
     for hkey, hvalue in headers:
-        kb = hkey.encode("utf-8")
+        kb = bytes(hkey) if isinstance(hkey, (bytes, bytearray)) else hkey.encode("utf-8")
         parts.append(encode_varint(len(kb)))
         parts.append(kb)
         if hvalue is None:

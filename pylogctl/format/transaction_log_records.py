@@ -2,8 +2,9 @@
 
 The transaction coordinator keeps one record per transactional id: key type 0 holds the id, the
 value the producer id/epoch, the state and the partitions of the ongoing transaction. The
-schemas mirror Kafka's ``TransactionLogKey.json`` / ``TransactionLogValue.json`` (value v1 is
-flexible and adds tagged fields).
+schemas restate Kafka 4.4's ``TransactionLogKey.json`` / ``TransactionLogValue.json`` (value v1
+is flexible and adds tagged fields: the producer ids and epoch of a KIP-890 epoch bump and the
+client's ``transaction.version``).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ TRANSACTION_LOG_VALUE = Schema("TransactionLogValue", (
     Field("PreviousProducerId", "int64", versions="1+", tag=0, default=-1),
     Field("NextProducerId", "int64", versions="1+", tag=1, default=-1),
     Field("ProducerEpoch", "int16"),
+    Field("NextProducerEpoch", "int16", versions="1+", tag=3, default=-1),
     Field("TransactionTimeoutMs", "int32"),
     Field("TransactionStatus", "int8"),
     Field("TransactionPartitions", "[]PartitionsSchema", nullable="0+", fields=(
@@ -44,7 +46,8 @@ RECORD_TYPES: dict[int, RecordType] = {
 
 
 class TransactionState(enum.IntEnum):
-    """``TransactionStatus`` ids; ``str()`` gives the name Kafka prints."""
+    """``TransactionStatus`` ids; ``str()`` gives the name Kafka prints (its
+    ``TransactionState.stateName()``, the admin client's state names)."""
 
     Empty = 0
     Ongoing = 1

@@ -41,6 +41,7 @@ from .replay import SCAN_DONE, RecordReplay, new_latest
 from ..storage.file_records import RELEASE_EVERY, FileRecords
 from ..storage.log_dir import log_segments
 from .consumer_group import CONSUMER_GROUP_TYPES, ConsumerGroupRecords
+from .share_group import SHARE_GROUP_RECORD_TYPES, ShareGroupRecords
 from .group_metadata import Group, GroupType, Member, classic_group
 from .offset_commits import (OffsetAndMetadata, TopicPartition, decode_offset_commit_key,
                              decode_offset_commit_value)
@@ -89,10 +90,11 @@ class LoadedPartition:
 
 
 def group_key_prefixes(group_id: str) -> dict[int, bytes]:
-    """For each record type, how the key of any record of ``group_id`` starts: every key
-    schema opens with the group id as a non-flexible string."""
+    """For each record type number up to the highest known, how the key of any record of
+    ``group_id`` starts: every key schema opens with the group id as a non-flexible string
+    (numbers Kafka retired, such as 9 and 18, included: old logs still hold them)."""
     tail = encode_group_record(T.GROUP_METADATA, {"group": group_id})[0][2:]
-    return {int(t): int(t).to_bytes(2, "big") + tail for t in T}
+    return {t: t.to_bytes(2, "big") + tail for t in range(max(T) + 1)}
 
 
 def load_offsets_partition(partition_dir: str | os.PathLike[str], partition: int, *,
@@ -257,6 +259,7 @@ class _Decoder:
         self.modern: dict[str, ConsumerGroupRecords] = {}
         self.unknown: dict[int, int] = {}
         self.typed: dict[str, str] = {}  # share and streams groups: group id -> type
+        self.share: dict[str, ShareGroupRecords] = {}
         # one TopicPartition object per partition named: a load of 10,000 groups names a few
         # hundred partitions some 500,000 times, in offsets and assignments; shared objects
         # save memory and make a worker process's result much cheaper to send back (pickle
@@ -303,6 +306,10 @@ class _Decoder:
                 rec = decode_group_record(key, value)
                 self.modern.setdefault(rec.group_id, ConsumerGroupRecords(rec.group_id)).add(
                     rtype, rec.key, rec.value, offset)
+            elif rtype in SHARE_GROUP_RECORD_TYPES:
+                rec = decode_group_record(key, value)
+                self.share.setdefault(rec.group_id, ShareGroupRecords(rec.group_id)).add(
+                    rtype, rec.key, rec.value, offset)
             elif rtype in SHARE_GROUP_TYPES or rtype in STREAMS_GROUP_TYPES:
                 size = int.from_bytes(key[2:4], "big", signed=True)
                 if size < 0 or 4 + size > len(key):
@@ -320,6 +327,8 @@ class _Decoder:
                 ) -> None:
         groups = self.loaded.groups
         partition = self.loaded.partition
+        for group_id, share in self.share.items():
+            self.classic[group_id] = share.build(partition, self.topic_name)
         for group_id, records in self.modern.items():
             group = records.build(partition, self.topic_name)
             old = self.classic.get(group_id)
@@ -329,7 +338,7 @@ class _Decoder:
                                 *(g for p in pending.values() for g in p)},
                                key=lambda g: g.encode("utf-16-be", "surrogatepass")):
             group = self.classic.get(group_id) or Group(group_id, partition)
-            if group_id in self.typed:
+            if group_id in self.typed and group_id not in self.share:
                 group.group_type = self.typed[group_id]
             if group.members:
                 group.members = tuple(map(self._shared, group.members))

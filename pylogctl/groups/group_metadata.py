@@ -111,6 +111,9 @@ class Group:
         default_factory=dict)
     registration_offset: int | None = None
     notes: list[str] = field(default_factory=list)
+    # a share group's partitions with share state (ShareGroupStatePartitionMetadata), as
+    # (topic id, topic name, partition)
+    share_partitions: tuple[tuple[str, str, int], ...] = ()
 
     @property
     def is_consumer_group(self) -> bool:

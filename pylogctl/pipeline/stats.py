@@ -142,18 +142,23 @@ def group_lag(log_dirs: list[str], progress: Callable[[int], None] | None = None
     groups = ConsumerGroups(log_dirs, progress=progress)
     reports = groups.describe(None, "offsets")
     rows = []
+    stranded = {(c.group, c.topic, c.partition) for c in groups.stranded}
     for report in reports:
-        lags = [r["lag"] for r in report.rows if r.get("lag") is not None]
+        # a commit outside the log (a truncation or retention since) has no lag to add: its
+        # consumer resumes wherever auto.offset.reset says
+        out = [r for r in report.rows if (report.group, r["topic"], r["partition"]) in stranded]
+        lags = [r["lag"] for r in report.rows if r.get("lag") is not None and r not in out]
         topics = sorted({r["topic"] for r in report.rows})
         rows.append({"group": report.group, "state": report.state, "topics": topics,
                      "partitions": len(report.rows), "partitionsWithLag": len(lags),
-                     "lag": sum(lags) if lags else None})
+                     "partitionsOutOfRange": len(out), "lag": sum(lags) if lags else None})
     provenance = groups.provenance("offsets")
     notes = ["consumer groups: " + line for line in provenance.lines
              if not line.startswith(("as last persisted", "LOG-END-OFFSET"))]
     if rows:
         notes.append("consumer groups: lag is each committed partition's high watermark "
                      "(replication-offset-checkpoint) minus the committed offset, summed")
+    notes += [f"consumer groups: not in the lag: {c.describe()}" for c in groups.stranded]
     return rows, notes, provenance.problem
 
 

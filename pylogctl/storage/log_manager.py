@@ -22,8 +22,11 @@ broker runs, and one dir per partition. Kafka's rules kept here (``LogManager.lo
   (``maybeTruncateCheckpoint``). Every write holds ``.lock``, and checkpoints are replaced
   atomically; a ``.tmp`` beside one (a write interrupted before its rename) is listed in
   :attr:`LogDir.temp_files` and removed by :meth:`LogDir.remove_temp_files`.
-- Unlike a broker, nothing here deletes or writes ``.kafka_cleanshutdown``: an offline tool
-  cannot vouch for partitions it did not load.
+- Unlike a broker, nothing here deletes ``.kafka_cleanshutdown``, and only
+  :meth:`LogDir.mark_clean_shutdown` writes it: after a caller has recovered every partition of
+  the log dir, it leaves what Kafka's clean shutdown leaves (files flushed, recovery points at
+  the log ends, then the marker), so the next start skips recovery. An offline tool cannot
+  vouch for partitions it did not load, so nothing else writes it.
 """
 
 from __future__ import annotations
@@ -56,6 +59,8 @@ logger = logging.getLogger(__name__)
 R = TypeVar("R")
 
 RECOVERY_POINT_CHECKPOINT = "recovery-point-offset-checkpoint"
+# .kafka_cleanshutdown as Kafka 3.5+ writes it (CleanShutdownFileHandler), with no broker epoch
+CLEAN_SHUTDOWN_UNKNOWN_EPOCH = b'{"version":0,"brokerEpoch":-1}'
 HIGH_WATERMARK_CHECKPOINT = "replication-offset-checkpoint"
 LOG_START_OFFSET_CHECKPOINT = "log-start-offset-checkpoint"
 CLEANER_OFFSET_CHECKPOINT = "cleaner-offset-checkpoint"
@@ -401,6 +406,48 @@ class LogDir:
         if removed:
             fsync_dir(self.path)
         return removed
+
+    # -- a clean shutdown, after a full recovery -------------------------------------------------
+    def mark_clean_shutdown(self, log_ends: dict[tuple[str, int], int], *,
+                            lock: LogDirLock | None = None,
+                            backup: Backup | None = None) -> list[CheckpointUpdate]:
+        """What Kafka's clean shutdown leaves, for a log dir whose every partition was just
+        recovered (``log_ends``: each partition's log end offset): every partition file
+        flushed, recovery points at the log ends, then ``.kafka_cleanshutdown``, last, so a
+        crash before it leaves a dir the next start recovers as usual. The marker holds broker
+        epoch -1 (``CleanShutdownFileHandler``: none known), so the controller treats the
+        broker as shut down uncleanly for eligible-leader-replica elections (KIP-966), as it
+        should after a crash, while log recovery is skipped."""
+        missing = [str(e) for e in self.partitions if e.key not in log_ends]
+        if missing:
+            raise UsageError(f"{self.path}: not every partition was recovered ({', '.join(missing[:3])}"
+                             f"{', ...' if len(missing) > 3 else ''}): not marked clean")
+        with _held(self.path, lock):
+            return self._mark_clean_shutdown(log_ends, backup)
+
+    def _mark_clean_shutdown(self, log_ends: dict[tuple[str, int], int],
+                             backup: Backup | None) -> list[CheckpointUpdate]:
+        for entry in self.partitions:
+            for name in os.listdir(entry.path):
+                path = os.path.join(entry.path, name)
+                if os.path.isfile(path):
+                    fd = os.open(path, os.O_RDONLY)
+                    try:
+                        os.fsync(fd)
+                    finally:
+                        os.close(fd)
+            fsync_dir(entry.path)
+        updates = [CheckpointUpdate(RECOVERY_POINT_CHECKPOINT, e.topic, e.partition,
+                                    self.checkpointed(RECOVERY_POINT_CHECKPOINT, e),
+                                    log_ends[e.key])
+                   for e in self.partitions if not e.is_metadata_log
+                   and self.checkpointed(RECOVERY_POINT_CHECKPOINT, e) != log_ends[e.key]]
+        self.write_checkpoint_updates(updates, backup)
+        write_file_atomically(os.path.join(self.path, CLEAN_SHUTDOWN_FILE),
+                              CLEAN_SHUTDOWN_UNKNOWN_EPOCH)
+        match_dir_owner(self.path)
+        self.clean_shutdown = True
+        return updates
 
     # -- writing checkpoints --------------------------------------------------------------------
     def write_checkpoint_updates(self, updates: list[CheckpointUpdate],

@@ -37,6 +37,7 @@ from ..groups.group_metadata import Group, GroupState, GroupType
 from ..groups.offset_commits import TopicPartition
 from ..groups.offsets_topic import GroupsLoad, OffsetsTopic
 from ..groups.replicas import LogDirs
+from ..groups.stranded_commits import StrandedCommit, outside
 from ..storage.kraft_configs import find_metadata_dir, read_kraft_configs
 
 VIEWS = ("offsets", "members", "state")
@@ -137,6 +138,9 @@ class ConsumerGroups:
         self.lag_from = lag_from
         self.load: GroupsLoad | None = None
         self._endpoints: dict[int, str] | None = None
+        # rows described whose committed offset lies outside the partition's log (a truncation
+        # or retention since the commit): the CLI warns about them
+        self.stranded: list[StrandedCommit] = []
         # called with the segment bytes of each __consumer_offsets partition loaded; may be
         # set after construction, once read_size() has given a progress bar its total
         self.progress = progress
@@ -266,7 +270,13 @@ class ConsumerGroups:
             committed = group.offsets.get(tp)
             # the Admin client hands over a committed -1 (no offset) as none at all
             offset = None if committed is None or committed.offset == -1 else committed.offset
-            end = end_offset(tp.topic, tp.partition).offset
+            found = end_offset(tp.topic, tp.partition)
+            end = found.offset
+            if offset is not None and found.replica is not None and outside(
+                    offset, found.replica.log_start_offset, found.log_end_offset):
+                self.stranded.append(StrandedCommit(group.group_id, tp.topic, tp.partition,
+                                                    offset, found.replica.log_start_offset,
+                                                    found.log_end_offset))
             row: dict[str, Any] = {"group": group.group_id, "topic": tp.topic,
                                    "partition": tp.partition}
             if verbose:
@@ -306,14 +316,18 @@ class ConsumerGroups:
                                                            f"{endpoints[0].port}")
         return self._endpoints
 
-    def _state_rows(self, group: Group, verbose: bool) -> list[dict[str, Any]]:
+    def coordinator(self, group: Group) -> str:
+        """Kafka's ``host:port  (id)`` of the broker holding the group's offsets partition."""
         choice = self.load.replicas.get(group.coordinator_partition) if self.load else None
         broker = None if choice is None else choice.chosen.broker_id
         where = self.broker_endpoints().get(broker) if broker is not None else None
+        return (f"{where or f'{TOPIC}-{group.coordinator_partition}'}  "
+                f"({'-' if broker is None else broker})")
+
+    def _state_rows(self, group: Group, verbose: bool) -> list[dict[str, Any]]:
         row: dict[str, Any] = {
             "group": group.group_id,
-            "coordinator": f"{where or f'{TOPIC}-{group.coordinator_partition}'}  "
-                           f"({'-' if broker is None else broker})",
+            "coordinator": self.coordinator(group),
             "assignmentStrategy": _strategy(group), "state": group.state}
         if verbose:
             modern = group.group_type == GroupType.CONSUMER

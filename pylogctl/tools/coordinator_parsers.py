@@ -1,13 +1,20 @@
-"""``--offsets-decoder`` and ``--transaction-log-decoder``: what kafka-dump-log prints for
-``__consumer_offsets`` and ``__transaction_state`` records.
+"""``--offsets-decoder``, ``--transaction-log-decoder`` and ``--share-group-state-decoder``:
+what kafka-dump-log prints for ``__consumer_offsets``, ``__transaction_state`` and
+``__share_group_state`` records.
 
-By default the output is Kafka's coordinator-record JSON (3.8+ for offsets, the Java rewrite for
-the transaction log): key ``{"type":"N","data":{...}}``, value ``{"version":"N","data":{...}}``
-or ``<DELETE>``, and one-line reports for unknown types and undecodable records. With
-``legacy_format`` the parsers print the strings of Kafka 3.7 and earlier (offsets) and of the
-4.0 Scala tool (transaction log). Where those strings depend on the iteration order of a Scala
-hash collection (classic group members, transaction partitions), the order is recomputed the way
-Scala 2.13's ``mutable.HashMap``/``HashSet`` lay out their tables.
+By default the output is Kafka's coordinator-record JSON (``CoordinatorRecordMessageParser``), as
+Kafka 4.4 prints it: key ``{"type":"N","data":{...}}``, value ``{"version":"N","data":{...}}``
+or ``<DELETE>``, and one-line reports for unknown record types, unknown value versions and
+undecodable records. The offsets decoder has printed this JSON since Kafka 3.8 (KAFKA-16371),
+the transaction-log decoder since 4.0 (the Java rewrite of the tool, KAFKA-14579), where 4.4
+also names the transaction state (``"transactionStatus":"Ongoing"``, KAFKA-20712; 4.0 to 4.3
+print its number); the share-group-state decoder (KIP-932) never printed anything else.
+
+With ``legacy_format`` the offsets and transaction-log parsers print the strings of the
+releases before those: Kafka 3.7 for offsets (checked against 3.7.2), the Scala tool of 3.x for
+the transaction log (checked against 3.9.1). Where those strings depend on the iteration order of
+a Scala hash collection (classic group members, transaction partitions), the order is recomputed
+the way Scala 2.13's ``mutable.HashMap``/``HashSet`` lay out their tables.
 """
 
 from __future__ import annotations
@@ -16,12 +23,15 @@ from typing import Any, Callable, Iterable
 
 from ..errors import CorruptRecordError
 from ..format.coordinator_record import (CoordinatorRecord, CoordinatorRecordError,
-                                         UnknownRecordTypeError, java_cause, read_prefix)
+                                         UnknownRecordTypeError, java_cause, read_body,
+                                         read_prefix)
 from ..format.group_coordinator_records import (CONSUMER_PROTOCOL_ASSIGNMENT,
-                                                CONSUMER_PROTOCOL_SUBSCRIPTION, GroupRecordType,
+                                                CONSUMER_PROTOCOL_SUBSCRIPTION,
+                                                OFFSET_COMMIT_VALUE, GroupRecordType,
                                                 decode_consumer_protocol, decode_group_record)
 from ..format.message import MessageUnderflowError, to_json_value
 from ..format.record import Record
+from ..format.share_coordinator_records import decode_share_record
 from ..format.transaction_log_records import TransactionState, decode_transaction_record
 from .record_parsers import DecoderAbortError, ParsedRecord
 
@@ -85,7 +95,8 @@ def _group_value_json(rec: CoordinatorRecord) -> Any:
             for name, schema in (("subscription", CONSUMER_PROTOCOL_SUBSCRIPTION),
                                  ("assignment", CONSUMER_PROTOCOL_ASSIGNMENT)):
                 try:
-                    member[name] = to_json_value(decode_consumer_protocol(raw[name], schema)[1])
+                    member[name] = to_json_value(
+                        decode_consumer_protocol(raw[name], schema, strict=True)[1])
                 except CorruptRecordError:
                     pass  # Kafka keeps the base64 of bytes it cannot decode
     return data
@@ -104,20 +115,23 @@ def _legacy_offsets(record: Record, key: bytes) -> ParsedRecord:
     if record_type not in (0, 1, 2):
         return ParsedRecord(f"unknown::version={record_type}")
     what = "offset" if record_type < 2 else "group metadata"
+    version = None
     if record.value is not None:
         version = read_prefix(record.value, "value")
         if not 0 <= version <= 4:
             raise _LegacyError(f"Unknown {what} message version: {version}")
-    rec = decode_group_record(key, record.value)
     if record_type < 2:
-        tp = f"{rec.key['topic']}-{rec.key['partition']}"
-        key_text = f"offset_commit::group={rec.key['group']},partition={tp}"
-        if rec.value is None:
+        # Kafka <= 3.7 read any offset-commit value (v0-v4) whichever key type it came with
+        k = decode_group_record(key, None).key
+        key_text = f"offset_commit::group={k['group']},partition={k['topic']}-{k['partition']}"
+        if record.value is None:
             return ParsedRecord(key_text, DELETE)
-        value_text = f"offset={rec.value['offset']}"
-        if rec.value["metadata"]:
-            value_text += f",metadata={rec.value['metadata']}"
+        value = read_body(record.value, OFFSET_COMMIT_VALUE, version, "value")
+        value_text = f"offset={value['offset']}"
+        if value["metadata"]:
+            value_text += f",metadata={value['metadata']}"
         return ParsedRecord(key_text, value_text)
+    rec = decode_group_record(key, record.value)
     key_text = f"group_metadata::group={rec.key['group']}"
     if rec.value is None:
         return ParsedRecord(key_text, DELETE)
@@ -193,7 +207,19 @@ class TransactionLogMessageParser:
     def parse(self, record: Record) -> ParsedRecord:
         if self.legacy_format:
             return _legacy(record, _legacy_transaction)
-        return _coordinator_json(record, decode_transaction_record)
+        return _coordinator_json(record, decode_transaction_record, _transaction_value_json)
+
+
+def _transaction_value_json(rec: CoordinatorRecord) -> Any:
+    """Value JSON with the state's name, as Kafka 4.4's tool replaces the status id
+    (``TransactionState.fromId(id).stateName()``, or the id as a string if none has it)."""
+    data = to_json_value(rec.value)
+    status = rec.value["transactionStatus"]
+    try:
+        data["transactionStatus"] = str(TransactionState(status))
+    except ValueError:
+        data["transactionStatus"] = str(status)
+    return data
 
 
 _TRANSACTION_VERSIONS = (0, 1, 2)  # the transaction.version feature levels Kafka 4.0 defines
@@ -228,6 +254,15 @@ def _legacy_transaction(record: Record, key: bytes) -> ParsedRecord:
         f"producerId:{v['producerId']},producerEpoch:{v['producerEpoch']},state={state},"
         f"partitions=[{partitions}],txnLastUpdateTimestamp={v['transactionLastUpdateTimestampMs']},"
         f"txnTimeoutMs={v['transactionTimeoutMs']}"))
+
+
+# -- __share_group_state ------------------------------------------------------------------------
+
+class ShareGroupStateMessageParser:
+    """``--share-group-state-decoder``: the share coordinator's snapshots and updates."""
+
+    def parse(self, record: Record) -> ParsedRecord:
+        return _coordinator_json(record, decode_share_record)
 
 
 # -- Java hash codes and Scala 2.13 hash-table iteration order ------------------------------------

@@ -1,8 +1,20 @@
-"""Key/value decoders chosen by name (``--key-decoder`` / ``--value-decoder``).
+"""Key/value decoders, chosen by name (``--key-decoder`` / ``--value-decoder``) or by Kafka's
+class name (``--key-decoder-class`` / ``--value-decoder-class``, as kafka-dump-log takes them).
 
-They stand in for kafka-dump-log's ``--key-decoder-class``: ``string`` is Kafka's StringDecoder
-(UTF-8, malformed bytes replaced as Java does), the others are conveniences for binary data.
-A decoder returns a JSON-ready value: a string, or for ``json`` the parsed document.
+Kafka's decoders (``org.apache.kafka.tools.api`` since 4.0, ``kafka.serializer`` before):
+
+- ``StringDecoder`` -> ``string``: UTF-8, malformed bytes replaced as Java does
+  (:func:`pylogctl.format.java_string.java_utf8`);
+- ``IntegerDecoder`` / ``LongDecoder`` -> ``integer`` / ``long``: a big-endian signed int/long
+  read from the first 4/8 bytes (the rest ignored), printed in decimal. Shorter data makes
+  Kafka's ``ByteBuffer.getInt``/``getLong`` throw ``BufferUnderflowException``, which kills the
+  tool mid-line; :class:`ShortDataError` lets the dump stop there too, with one line on stderr;
+- ``DefaultDecoder`` -> ``hex``: Kafka returns the ``byte[]`` itself and prints its Java
+  ``toString()`` (``[B@6150c3ec``, an identity hash that says nothing about the bytes);
+  pylogctl prints the bytes in hex instead, deliberately.
+
+``base64``, ``json`` and ``none`` are pylogctl's own conveniences. A decoder returns a
+JSON-ready value: a string, an int, or for ``json`` the parsed document.
 """
 
 from __future__ import annotations
@@ -13,12 +25,40 @@ from typing import Any, Callable
 
 from ..format.java_string import java_utf8
 
-DECODER_NAMES = ("string", "hex", "base64", "json", "none")
+DECODER_NAMES = ("string", "integer", "long", "hex", "base64", "json", "none")
 Decoder = Callable[[bytes], Any]
+
+_KAFKA_4 = "org.apache.kafka.tools.api."
+_KAFKA_3 = "kafka.serializer."
+DEFAULT_DECODER_CLASS = _KAFKA_4 + "StringDecoder"  # kafka-dump-log's default
+# Kafka's decoder classes, by their 4.x names and their 3.x names (which 4.x no longer has:
+# a 3.x runbook's --key-decoder-class kafka.serializer.StringDecoder runs here unchanged)
+DECODER_CLASSES = {prefix + cls: name
+                   for prefix in (_KAFKA_4, _KAFKA_3)
+                   for cls, name in (("StringDecoder", "string"), ("IntegerDecoder", "integer"),
+                                     ("LongDecoder", "long"), ("DefaultDecoder", "hex"))}
+
+
+class ShortDataError(ValueError):
+    """Fewer bytes than a fixed-size decoder reads (Java's ``BufferUnderflowException``)."""
+
+    def __init__(self, needed: int, got: int) -> None:
+        kind = "int" if needed == 4 else "long"
+        super().__init__(f"a big-endian {kind} needs {needed} bytes, it has {got}")
+        self.needed = needed
+        self.got = got
 
 
 def _string(b: bytes) -> str:
     return java_utf8(b)
+
+
+def _fixed(size: int) -> Decoder:
+    def decode(b: bytes) -> int:
+        if len(b) < size:
+            raise ShortDataError(size, len(b))
+        return int.from_bytes(b[:size], "big", signed=True)
+    return decode
 
 
 def _json(b: bytes) -> Any:
@@ -31,6 +71,8 @@ def _json(b: bytes) -> Any:
 
 _DECODERS: dict[str, Decoder | None] = {
     "string": _string,
+    "integer": _fixed(4),
+    "long": _fixed(8),
     "hex": lambda b: b.hex(),
     "base64": lambda b: base64.b64encode(b).decode("ascii"),
     "json": _json,
@@ -44,3 +86,14 @@ def get_decoder(name: str) -> Decoder | None:
         return _DECODERS[name]
     except KeyError:
         raise ValueError(f"unknown decoder {name!r}; choose from {', '.join(DECODER_NAMES)}") from None
+
+
+def decoder_for_class(class_name: str) -> str:
+    """The decoder name for one of Kafka's decoder class names; ValueError for any other (a
+    custom class on Kafka's classpath has no Python counterpart)."""
+    try:
+        return DECODER_CLASSES[class_name]
+    except KeyError:
+        known = ", ".join(k for k in DECODER_CLASSES if k.startswith(_KAFKA_4))
+        raise ValueError(f"unknown decoder class {class_name!r}: pylogctl knows Kafka's own "
+                         f"({known}, and their kafka.serializer names from Kafka 3.x)") from None

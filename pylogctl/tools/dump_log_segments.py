@@ -25,9 +25,9 @@ from ..format.record_batch import RecordBatch
 from ..storage.file_records import FileRecords
 from ..storage.naming import (BOOTSTRAP_CHECKPOINT, CHECKPOINT_SUFFIX, LOG_SUFFIX,
                               offset_from_file, snapshot_id_from_file)
-from .decoders import get_decoder
+from .decoders import ShortDataError, get_decoder
 from .dump_options import DEFAULT_MAX_BYTES, DumpOptions
-from .record_parsers import RecordParser, get_parser
+from .record_parsers import DecoderAbortError, RecordParser, get_parser
 
 # The C accelerator's batch-line renderer (pylogctl/format/_batch_lines.c), when built and not
 # turned off with PYLOGCTL_NO_SPEEDUPS=1 (see record_batch.py).
@@ -276,13 +276,33 @@ def record_to_dict(batch: AnyBatch, rec: Record, printing: bool, key_dec, value_
                 d["value"] = parsed.payload
             return d
         if key_dec is not None and rec.key is not None:
-            d["key"] = key_dec(rec.key)
+            d["key"] = _decode(key_dec, rec.key, "key", rec.offset)
         if value_dec is not None and rec.value is not None:
-            d["value"] = value_dec(rec.value)
+            d["value"] = _decode(value_dec, rec.value, "value", rec.offset)
         if rec.headers and value_dec is not None:
-            d["headers"] = [{"key": h.key, "value": None if h.value is None else value_dec(h.value)}
-                            for h in rec.headers]
+            d["headers"] = [{"key": h.key, "value": None if h.value is None
+                             else _header_value(value_dec, h.value)} for h in rec.headers]
     return d
+
+
+def _decode(decoder, raw: bytes, part: str, offset: int) -> Any:
+    """``decoder(raw)``; data too short for a fixed-size decoder stops the dump at this record,
+    as it kills Kafka's tool (which has printed the record's metadata, not its key or value)."""
+    try:
+        return decoder(raw)
+    except ShortDataError as exc:
+        raise DecoderAbortError(f"Failed to decode the {part} of the record at offset {offset}: "
+                                f"{exc} (kafka-dump-log dies here with "
+                                f"java.nio.BufferUnderflowException)") from None
+
+
+def _header_value(value_dec, raw: bytes) -> Any:
+    """A header value, with the value decoder. Kafka's tool never prints headers, so one too
+    short for a fixed-size decoder does not stop the dump: it is shown in hex instead."""
+    try:
+        return value_dec(raw)
+    except ShortDataError:
+        return raw.hex()
 
 
 def control_to_dict(rec: Record) -> dict[str, Any]:

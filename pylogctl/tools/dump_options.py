@@ -19,7 +19,7 @@ class DumpOptions:
     max_bytes: int = DEFAULT_MAX_BYTES
     key_decoder: str = "string"
     value_decoder: str = "string"
-    parser: str | None = None  # "offsets", "transaction-log", "cluster-metadata"
+    parser: str | None = None  # a record_parsers.PARSER_NAMES name, e.g. "offsets"
     legacy_format: bool = False
 
     @property

@@ -71,7 +71,8 @@ class PartitionSummary:
     partition: int
     marker: str | None  # "delete", "future", "stray" for a marked dir
     segments: int = 0
-    bytes: int = 0
+    bytes: int = 0  # the segments' bytes: the size kafka-log-dirs reports (UnifiedLog.size)
+    other_bytes: int = 0  # indexes, snapshots, checkpoints and the rest
     log_start_offset: int | None = None
     log_end_offset: int | None = None
     high_watermark: int | None = None
@@ -101,6 +102,7 @@ class PartitionSummary:
     def to_dict(self) -> dict[str, Any]:
         return {"topic": self.topic, "partition": self.partition, "dir": self.dir_name,
                 "marker": self.marker, "segments": self.segments, "bytes": self.bytes,
+                "otherBytes": self.other_bytes,
                 "logStartOffset": self.log_start_offset, "logEndOffset": self.log_end_offset,
                 "highWatermark": self.high_watermark, "recoveryPoint": self.recovery_point,
                 "leaderEpoch": self.leader_epoch,
@@ -198,7 +200,11 @@ def summarize_partition(path: str | os.PathLike[str], name: PartitionDirName,
     names = {e.name for e in entries}
     for e in entries:
         try:
-            s.bytes += e.stat().st_size
+            size = e.stat().st_size
+            if suffix_of(e.name) == LOG_SUFFIX and file_offset(e.name) is not None:
+                s.bytes += size
+            else:
+                s.other_bytes += size
         except OSError as exc:
             s.notes.append(Note("unreadable", f"Cannot stat {e.path}: {exc.strerror}"))
     logs = sorted((file_offset(n), n) for n in names

@@ -14,6 +14,10 @@ the checkpoint entries that change. The rules kept here:
 - A partition that cannot be planned (an unreadable file, an unsupported layout) is reported
   and skipped; the others are still recovered.
 - Running it twice changes nothing the second time: the second plan is empty.
+- With ``mark_clean``, a log dir all of whose partitions were recovered without error is left
+  as Kafka's clean shutdown leaves it (:meth:`~pylogctl.storage.log_manager.LogDir.
+  mark_clean_shutdown`), so the broker then starts without recovering anything; a log dir
+  given only in part, or with a partition that failed, is not marked, and a note says why.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ class RecoverOptions:
     backup_dir: str | None = None
     config: LogConfig = LogConfig()
     now_ms: int | None = None
+    mark_clean: bool = False
 
 
 @dataclass
@@ -107,20 +112,41 @@ class Recovery(LogDirRun[PartitionRecovery]):
 
     def __post_init__(self) -> None:
         self.resolve(self.paths, self.options.execute)
+        self._log_ends: dict[tuple[str, int], int] = {}
+        self._failed = 0
+        self._whole = False
 
     def open_log_dir(self, log_dir: LogDir, target: Target) -> None:
         super().open_log_dir(log_dir, target)
+        self._log_ends, self._failed = {}, 0
+        self._whole = target.partition_dirs is None
         if target.partition_dirs is None:
             self.notes += [f"{os.path.join(log_dir.path, s.name)}: skipped: {s.reason}"
                            for s in log_dir.skipped]
 
     def close_log_dir(self, log_dir: LogDir, lock: LogDirLock | None) -> None:
+        if self.options.mark_clean:
+            self._mark_clean(log_dir, lock)
         if lock is not None:
             self.notes += [f"removed {p}: a checkpoint write interrupted before its rename"
                            for p in log_dir.remove_temp_files(lock)]
         else:
             self.notes += [f"{p}: a checkpoint write interrupted before its rename (removed "
                            f"by --execute)" for p in log_dir.temp_files]
+
+    def _mark_clean(self, log_dir: LogDir, lock: LogDirLock | None) -> None:
+        why = ("only some of its partitions were given" if not self._whole else
+               f"{self._failed} partition(s) could not be recovered" if self._failed else None)
+        if why is not None:
+            self.notes.append(f"{log_dir.path}: not marked clean: {why}")
+        elif lock is None:
+            self.notes.append(f"{log_dir.path}: would be marked clean (recovery points at the "
+                              f"log ends, .kafka_cleanshutdown written) with --execute")
+        else:
+            updates = log_dir.mark_clean_shutdown(self._log_ends, lock=lock)
+            self.notes.append(f"{log_dir.path}: marked clean: files flushed, {len(updates)} "
+                              f"recovery point(s) moved to the log end, .kafka_cleanshutdown "
+                              f"written")
 
     def partition(self, log_dir: LogDir, entry: PartitionEntry,
                   lock: LogDirLock | None) -> PartitionRecovery:
@@ -136,6 +162,9 @@ class Recovery(LogDirRun[PartitionRecovery]):
             raise
         except PylogctlError as exc:
             section.error = exc
+            self._failed += 1
+        else:
+            self._log_ends[entry.key] = section.plan.log_end_offset
         return section
 
 

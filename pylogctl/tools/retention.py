@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from ..errors import ExitCode, LogDirLockedError, PylogctlError
+from ..groups.stranded_commits import StrandedCommit, stranded_commits
 from ..storage.load_plan import plain_data, step_to_dict
 from ..storage.lock import LogDirLock
 from ..storage.log_manager import LogDir, PartitionEntry
@@ -178,6 +179,18 @@ class RetentionRun(LogDirRun[RetentionSection]):
         except PylogctlError as exc:
             section.error = exc
         return section
+
+
+def stranded(sections: list[RetentionSection]) -> list[StrandedCommit]:
+    """Committed offsets that the new log starts of ``sections`` leave below the log, from the
+    ``__consumer_offsets`` of each section's log dir."""
+    by_dir: dict[str, dict[tuple[str, int], tuple[int, int]]] = {}
+    for s in sections:
+        r = s.plan.retention if s.plan and s.changes else None
+        if r is not None and r.log_start_offset > r.log_start_offset_before:
+            by_dir.setdefault(s.log_dir, {})[s.entry.key] = (r.log_start_offset,
+                                                             r.log_end_offset)
+    return [c for d, ranges in by_dir.items() for c in stranded_commits([d], ranges)]
 
 
 def _epochs(entries) -> list[list[int]]:

@@ -6,6 +6,10 @@ that recovery is part of the plan), then truncated through
 producer state, and the log dir's checkpoint entries are rewritten. Without ``execute`` the
 same is predicted by reading only (:mod:`pylogctl.storage.truncation_plan`). The log dir's
 ``.lock`` is held from planning to the end, and refused when a broker holds it.
+
+The groups whose committed offset for the partition the truncation leaves above the new log
+end (or below its start) are listed (:mod:`pylogctl.groups.stranded_commits`), read from the
+``__consumer_offsets`` of the same log dir.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator
 
 from ..errors import UsageError
+from ..groups.stranded_commits import StrandedCommit, stranded_commits
 from ..storage.load_plan import plain_data, step_to_dict
 from ..storage.lock import LogDirLock, ensure_unlocked
 from ..storage.log_config import LogConfig
@@ -44,6 +49,7 @@ class TruncationSection:
     request: TruncateRequest
     plan: TruncationPlan
     outcome: TruncationOutcome | None = None
+    stranded: list[StrandedCommit] = dataclasses.field(default_factory=list)
     kind: str = "truncate"
     items_key: str = "recoverFirst"
 
@@ -76,7 +82,8 @@ class TruncationSection:
                 "backups": list(self.outcome.backups) if self.outcome else [],
                 "notes": list(self.plan.load.notes) + (list(self.outcome.notes)
                                                        if self.outcome else []),
-                "mismatches": self.mismatches}
+                "mismatches": self.mismatches,
+                "strandedCommits": [c.to_dict() for c in self.stranded]}
 
 
 def truncate(request: TruncateRequest) -> TruncationSection:
@@ -110,4 +117,7 @@ def _plan(log_dir: LogDir, part: str, r: TruncateRequest) -> TruncationSection:
     entry = log_dir.entry_for_dir(part)
     plan = log_dir.plan_truncation(entry, r.offset, start_at=r.mode == "start-at",
                                    log_start_offset=r.log_start_offset, config=r.config)
-    return TruncationSection(entry, r, plan)
+    t = plan.truncation
+    stranded = stranded_commits([log_dir.path], {entry.key: (t.log_start_offset,
+                                                             t.log_end_offset)})
+    return TruncationSection(entry, r, plan, stranded=stranded)

@@ -60,7 +60,8 @@ def test_log_dir_plain_text(cli, sample: Path):
     rows = [line.split() for line in lines[3:]]
     assert rows == [["orders", "0", "1", rows[0][3], "0", "19", "19", "0", "1", "17", "2",
                      "missing:active", "-"]]
-    assert int(rows[0][3]) == sum(f.stat().st_size for f in (sample / "orders-0").iterdir())
+    # BYTES is the segments' bytes, the size kafka-log-dirs reports (UnifiedLog.size)
+    assert int(rows[0][3]) == sum(f.stat().st_size for f in (sample / "orders-0").glob("*.log"))
     assert all(len(line) == len(lines[2]) for line in lines[3:])  # aligned columns
     assert r.err == ""
 
@@ -75,6 +76,10 @@ def test_log_dir_json_ndjson_yaml(cli, sample: Path, tmp_path: Path):
     assert [p["topic"] for p in doc["partitions"]] == ["audit", "orders"]
     orders = doc["partitions"][1]
     assert (orders["logEndOffset"], orders["highWatermark"], orders["leaderEpoch"]) == (19, 19, 1)
+    files = [f for f in (sample / "orders-0").iterdir() if f.is_file()]
+    assert (orders["bytes"], orders["otherBytes"]) == (
+        sum(f.stat().st_size for f in files if f.suffix == ".log"),
+        sum(f.stat().st_size for f in files if f.suffix != ".log"))
     assert (doc["partitionCount"], doc["problemCount"], doc["unreadableCount"]) == (2, 0, 0)
 
     nd = [json.loads(line) for line in cli("dump-segment", "-o", "ndjson", sample).lines]
@@ -167,7 +172,8 @@ def test_corpus_log_dir_text(cli, corpus: Path):
     assert r.code == 0
     rows = {(c[0], c[1]): c for c in (line.split() for line in r.lines[3:])}
     assert len(rows) == 53
-    assert rows[("myTopic", "0")][2:8] == ["1", "157", "38", "38", "38", "38"]
+    # an empty segment: 0 bytes (its 157 bytes of snapshot and checkpoint are otherBytes)
+    assert rows[("myTopic", "0")][2:8] == ["1", "0", "38", "38", "38", "38"]
     assert rows[("__consumer_offsets", "39")][4:8] == ["0", "20", "20", "18"]
 
 

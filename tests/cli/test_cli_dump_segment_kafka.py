@@ -427,8 +427,8 @@ def test_offsets_decoder_legacy_format(cli, tmp_path):
 
 TXN_KEY = '{"type":"0","data":{"transactionalId":"txnId"}}'
 TXN_V0 = ('{"version":"0","data":{"producerId":123,"producerEpoch":0,"transactionTimeoutMs":0,'
-          '"transactionStatus":0,"transactionPartitions":[],"transactionLastUpdateTimestampMs":0,'
-          '"transactionStartTimestampMs":0}}')
+          '"transactionStatus":"Empty","transactionPartitions":[],'
+          '"transactionLastUpdateTimestampMs":0,"transactionStartTimestampMs":0}}')
 
 
 @pytest.fixture
@@ -456,7 +456,7 @@ def test_transaction_log_decoder(cli, txn_log):
         "| key: Unknown record type 32767 at offset 2, skipping.",
         f'| key: {TXN_KEY} payload: {{"version":"1","data":{{"producerId":12,'
         '"previousProducerId":11,"nextProducerId":10,"producerEpoch":2,'
-        '"transactionTimeoutMs":14,"transactionStatus":1,"transactionPartitions":'
+        '"transactionTimeoutMs":14,"transactionStatus":"Ongoing","transactionPartitions":'
         '[{"topic":"t","partitionIds":[0,1,2]}],"transactionLastUpdateTimestampMs":123,'
         '"transactionStartTimestampMs":13}}',
         "| key: Error at offset 4, skipping. Could not read record with version 0 from value's "

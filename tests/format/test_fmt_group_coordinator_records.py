@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 from coordinator_support import (NO_TAGS, as_read, compact_string, i8, i16, i32, i64,
                                  message_values, string, uvarint)
 from pylogctl.errors import CorruptRecordError
-from pylogctl.format.coordinator_record import CoordinatorRecordError, UnknownRecordTypeError
+from pylogctl.format.coordinator_record import (CoordinatorRecordError, UnknownRecordTypeError,
+                                               UnknownRecordVersionError)
 from pylogctl.format.group_coordinator_records import (CONSUMER_PROTOCOL_ASSIGNMENT,
                                                        CONSUMER_PROTOCOL_SUBSCRIPTION,
                                                        RECORD_TYPES, GroupCoordinatorRecord,
@@ -118,8 +119,13 @@ def test_member_metadata_classic_member_tagged_struct():
     value = i16(0) + base + uvarint(1) + uvarint(0) + uvarint(len(classic)) + classic
     assert decode_group_record(key, value).value["classicMemberMetadata"] == {
         "sessionTimeoutMs": 45000, "supportedProtocols": [{"name": "range", "metadata": b"\x07"}]}
-    # a tagged null struct (marker 0) is the default and is left out
+    # a tagged null struct (marker 0), as brokers write it for members that never used the
+    # classic protocol, is not the default (a struct with all its defaults): Kafka prints null
     value = i16(0) + base + uvarint(1) + uvarint(0) + uvarint(1) + b"\x00"
+    assert decode_group_record(key, value).value["classicMemberMetadata"] is None
+    # while a struct with every field at its default is left out, like any tagged default
+    empty = b"\x01" + i32(0) + uvarint(1) + NO_TAGS + NO_TAGS
+    value = i16(0) + base + uvarint(1) + uvarint(0) + uvarint(len(empty)) + empty
     assert "classicMemberMetadata" not in decode_group_record(key, value).value
 
 
@@ -129,11 +135,15 @@ CASES = [(t, v) for t, rt in sorted(RECORD_TYPES.items())
          for v in range(0, 5) if rt.value.has_version(v)]
 
 
-def test_record_types_cover_kafka_4_0_and_regex():
-    assert sorted(RECORD_TYPES) == list(range(17))
-    assert [int(t) for t in GroupRecordType] == list(range(17))
+def test_record_types_are_kafka_4_4s():
+    """Kafka 4.4's CoordinatorRecordType: 9 (the share-group partition metadata of the KIP-932
+    preview) is gone, 17 and 19-23 are the streams groups (18 never shipped). The schemas
+    themselves are checked against Kafka's jar in test_fmt_schemas_vs_kafka.py."""
+    kafka_4_4 = [*range(9), *range(10, 18), *range(19, 24)]
+    assert sorted(RECORD_TYPES) == kafka_4_4
+    assert [int(t) for t in GroupRecordType] == kafka_4_4
     assert all(RECORD_TYPES[int(t)].name == t.name for t in GroupRecordType)
-    assert len(CASES) == 5 + 5 + 5 + 14  # types 0, 1, 2 have five value versions each
+    assert len(CASES) == 1 + 5 + 5 + 19  # type 0 has value v0 only, types 1, 2 have five
 
 
 @pytest.mark.parametrize("record_type, version", CASES)
@@ -141,7 +151,7 @@ def test_record_types_cover_kafka_4_0_and_regex():
 @given(data=st.data())
 def test_every_type_and_version_round_trips(record_type, version, data):
     rt = RECORD_TYPES[record_type]
-    key = data.draw(message_values(rt.key, record_type))
+    key = data.draw(message_values(rt.key, rt.key.reading_version(record_type)))
     value = data.draw(message_values(rt.value, version))
     key_bytes, value_bytes = encode_group_record(record_type, key, version, value)
     rec = decode_group_record(key_bytes, value_bytes)
@@ -178,17 +188,22 @@ def test_consumer_protocol_newer_version_reads_like_highest_and_ignores_trailing
 KEY_1 = i16(1) + string("g") + string("t") + i32(0)
 
 
-def test_value_version_above_valid_range_reads_like_the_highest():
-    value = i16(9) + i64(5) + i32(2) + compact_string("m") + i64(6) + NO_TAGS
-    rec = decode_group_record(KEY_1, value)
-    assert rec.value_version == 9
-    assert rec.value == {"offset": 5, "leaderEpoch": 2, "metadata": "m", "commitTimestamp": 6}
+@pytest.mark.parametrize("version", [5, 9, -1])
+def test_a_value_version_outside_the_valid_range_is_refused(version):
+    """Kafka 4.4's CoordinatorRecordSerde checks the version before reading the value."""
+    value = i16(version) + i64(5) + i32(2) + compact_string("m") + i64(6) + NO_TAGS
+    with pytest.raises(UnknownRecordVersionError) as info:
+        decode_group_record(KEY_1, value)
+    assert info.value.kafka_message == f"Found an unknown record version {version} for 1 type"
+    assert (info.value.record_type, info.value.version) == (1, version)
 
 
-def test_negative_value_version_reads_like_the_lowest():
-    rec = decode_group_record(KEY_1, i16(-1) + i64(5) + string("m") + i64(6))
-    assert rec.value_version == -1 and rec.value == {"offset": 5, "metadata": "m",
-                                                     "commitTimestamp": 6}
+def test_a_legacy_offset_commit_key_takes_the_v0_value_only():
+    key = i16(0) + string("g") + string("t") + i32(0)
+    assert decode_group_record(key, i16(0) + i64(5) + string("m") + i64(6)).value == {
+        "offset": 5, "metadata": "m", "commitTimestamp": 6}
+    with pytest.raises(UnknownRecordVersionError):
+        decode_group_record(key, i16(1) + i64(5) + string("m") + i64(6) + i64(7))
 
 
 def test_trailing_bytes_are_ignored_as_kafka_does():
@@ -203,7 +218,7 @@ def test_unknown_tagged_fields_are_skipped():
 
 # -- unknown types and malformed bytes -----------------------------------------------------------
 
-@pytest.mark.parametrize("record_type", [17, 18, 24, 100, 32767, -1])
+@pytest.mark.parametrize("record_type", [9, 18, 24, 100, 32767, -1])
 def test_unknown_record_types(record_type):
     with pytest.raises(UnknownRecordTypeError) as info:
         decode_group_record(i16(record_type) + string("g"), b"\x00\x00")

@@ -164,6 +164,7 @@ def test_type_names_are_kafkas_metadata_record_type_constants():
         23: "BEGIN_TRANSACTION_RECORD", 24: "END_TRANSACTION_RECORD",
         25: "ABORT_TRANSACTION_RECORD", 26: "REMOVE_DELEGATION_TOKEN_RECORD",
         27: "REGISTER_CONTROLLER_RECORD", 28: "CLEAR_ELR_RECORD",
+        29: "UNREGISTER_CONTROLLER_RECORD",
     }
     assert API_KEYS["TOPIC_RECORD"] == 2
     assert type_name("ZkMigrationStateRecord") == "ZK_MIGRATION_STATE_RECORD"

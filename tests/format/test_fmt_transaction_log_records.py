@@ -112,10 +112,12 @@ def test_malformed(key, value, kafka_message):
     assert info.value.kafka_message == kafka_message
 
 
-def test_value_version_above_range_reads_as_v1():
+def test_a_value_version_above_the_range_is_refused():
+    """Kafka 4.4's CoordinatorRecordSerde checks the version before reading the value."""
     body = i64(1) + i16(0) + i32(0) + i8(0) + uvarint(0) + i64(0) + i64(0) + NO_TAGS
-    rec = decode_transaction_record(KEY, i16(5) + body)
-    assert rec.value_version == 5 and rec.value["transactionPartitions"] is None
+    with pytest.raises(CoordinatorRecordError) as info:
+        decode_transaction_record(KEY, i16(5) + body)
+    assert info.value.kafka_message == "Found an unknown record version 5 for 0 type"
 
 
 def test_key_is_never_flexible():

@@ -8,7 +8,8 @@ from hypothesis import given, strategies as st
 
 from groups_support import commit_key, commit_value
 from pylogctl.errors import CorruptRecordError
-from pylogctl.format.group_coordinator_records import decode_group_record
+from pylogctl.format.coordinator_record import read_body, read_prefix
+from pylogctl.format.group_coordinator_records import OFFSET_COMMIT_VALUE, decode_group_record
 from pylogctl.groups.offset_commits import (OffsetAndMetadata, decode_offset_commit_key,
                                             decode_offset_commit_value)
 from pylogctl.storage.file_records import FileRecords
@@ -16,10 +17,12 @@ from support import corpus_params
 
 
 def reference(key: bytes, value: bytes, record_offset: int) -> tuple:
-    rec = decode_group_record(key, value)
-    v = rec.value
+    # the value by the OffsetCommitValue schema whatever the key type, as the fast path reads
+    # it (Kafka 4.4's serde pairs a type-0 key with LegacyOffsetCommitValue, v0 only)
+    k = decode_group_record(key, None).key
+    v = read_body(value, OFFSET_COMMIT_VALUE, read_prefix(value, "value"), "value")
     epoch, expire = v.get("leaderEpoch", -1), v.get("expireTimestamp", -1)
-    return ((rec.key["group"], rec.key["topic"], rec.key["partition"]),
+    return ((k["group"], k["topic"], k["partition"]),
             OffsetAndMetadata(v["offset"], None if epoch < 0 else epoch, v["metadata"],
                               v["commitTimestamp"], None if expire == -1 else expire,
                               record_offset))

@@ -105,8 +105,18 @@ def test_tombstone():
 def test_unknown_record_type():
     assert parse(OFFSETS, i16(32767), b"") == ("Unknown record type 32767 at offset 0, skipping.",
                                                 None)
+    # 9: the KIP-932 preview's share-group partition metadata, gone from Kafka 4.4
+    assert parse(OFFSETS, i16(9) + string("g"), None, offset=42) == (
+        "Unknown record type 9 at offset 42, skipping.", None)
     assert parse(OFFSETS, i16(17) + string("g"), None, offset=42) == (
-        "Unknown record type 17 at offset 42, skipping.", None)
+        '{"type":"17","data":{"groupId":"g"}}', "<DELETE>")
+
+
+def test_unknown_value_version():
+    key, value = encode_group_record(1, {"group": "g", "topic": "t", "partition": 0}, 3,
+                                     {"offset": 1, "metadata": "", "commitTimestamp": 2})
+    assert parse(OFFSETS, key, i16(7) + value[2:], offset=5) == (
+        "Error at offset 5, skipping. Found an unknown record version 7 for 1 type", None)
 
 
 def test_parse_error():
@@ -133,8 +143,8 @@ def test_transaction_log_records():
     key, value = encode_transaction_record("txnId", 0, {"producerId": 123})
     assert parse(TXN, key, value) == (TXN_KEY, (
         '{"version":"0","data":{"producerId":123,"producerEpoch":0,"transactionTimeoutMs":0,'
-        '"transactionStatus":0,"transactionPartitions":[],"transactionLastUpdateTimestampMs":0,'
-        '"transactionStartTimestampMs":0}}'))
+        '"transactionStatus":"Empty","transactionPartitions":[],'
+        '"transactionLastUpdateTimestampMs":0,"transactionStartTimestampMs":0}}'))
     assert parse(TXN, key, None) == (TXN_KEY, "<DELETE>")
     assert parse(TXN, i16(32767), b"") == ("Unknown record type 32767 at offset 0, skipping.",
                                            None)
@@ -146,7 +156,7 @@ def test_transaction_log_records():
         "transactionStartTimestampMs": 13, "transactionStatus": 0, "transactionTimeoutMs": 14})
     assert parse(TXN, key, value) == (TXN_KEY, (
         '{"version":"1","data":{"producerId":12,"previousProducerId":11,"nextProducerId":10,'
-        '"producerEpoch":2,"transactionTimeoutMs":14,"transactionStatus":0,'
+        '"producerEpoch":2,"transactionTimeoutMs":14,"transactionStatus":"Empty",'
         '"transactionPartitions":[{"topic":"topic1","partitionIds":[0,1,2]},'
         '{"topic":"topic2","partitionIds":[3,4,5]}],"transactionLastUpdateTimestampMs":123,'
         '"transactionStartTimestampMs":13}}'))

@@ -1,0 +1,182 @@
+"""``pylogctl recover`` judged by Apache Kafka's own start-up recovery, on a real broker's dir.
+
+A real Kafka 4.x broker is SIGKILLed in the middle of a produce storm (:func:`killed_scenario`:
+several segments per partition, idempotent and transactional producers, a transaction left
+open). Two copies of its log dir: on one ``pylogctl recover --execute``; on the other the real
+broker starts (its LogLoader recovers) and stops cleanly. The partitions' files must then be the
+same, byte for byte, except what a broker does beyond recovery, each named here:
+
+- ``leader-epoch-checkpoint``: becoming leader again at start-up appends the new epochs at the
+  log end (``Partition.makeLeader``); Kafka's file is pylogctl's plus those entries;
+- the high watermark: the restarted single-replica leader moves it to the log end;
+- the recovery point: Kafka's clean shutdown flushes every log, so it is the log end;
+- ``__cluster_metadata-0``: the raft layer appends its own records at start-up; pylogctl's log
+  is a prefix of Kafka's.
+
+The "torn" variant also cuts 37 bytes off some active segments and deletes their indexes and
+latest producer snapshot, as a power loss can leave them, so that both have to truncate and
+rebuild. Then the real broker starts on pylogctl's result and must find nothing to repair.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from kafka_jvm import KafkaBroker
+from kafka_scenarios import killed_scenario
+from support import run_pylogctl
+
+CHECKPOINTS = ("recovery-point-offset-checkpoint", "replication-offset-checkpoint",
+               "log-start-offset-checkpoint")
+# what Kafka's LogLoader logs when it has to repair a log (none may appear after pylogctl)
+REPAIR_LINES = ("Could not find offset index file", "Found a corrupted index file",
+                "Found invalid messages", "Truncating", "since no clean shutdown file was found "
+                "and the segment is corrupt", "Deleting segment")
+
+
+def tear(log_dir: Path) -> None:
+    """A power loss's leftovers: torn tails, lost indexes and snapshots."""
+    for part in ("storm-0", "storm-1", "storm-txn-0"):
+        d = log_dir / part
+        last = sorted(d.glob("*.log"))[-1]
+        os.truncate(last, last.stat().st_size - 37)
+        for ext in (".index", ".timeindex"):
+            last.with_suffix(ext).unlink(missing_ok=True)
+        snapshots = sorted(d.glob("*.snapshot"))
+        if snapshots:
+            snapshots[-1].unlink()
+
+
+def checkpoint(path: Path) -> dict[str, int]:
+    lines = path.read_text().split("\n")[2:]
+    return {f"{t}-{p}": int(o) for t, p, o in (ln.split() for ln in lines if ln.strip())}
+
+
+def epochs(path: Path) -> list[str]:
+    return path.read_text().split("\n")[2:]
+
+
+def log_end(partition: Path) -> int:
+    """The offset after the last batch of the last segment (its base offset when empty)."""
+    last = sorted(partition.glob("*.log"))[-1]
+    batches = json.loads(run_pylogctl("dump-segment", "-o", "json", last).stdout)[0]["batches"]
+    return batches[-1]["lastOffset"] + 1 if batches else int(last.stem)
+
+
+def serve(log_dir: Path, work: Path) -> list[str]:
+    """Start the real broker on ``log_dir``, check it serves each storm partition up to the
+    log end in the files, stop it; its log lines."""
+    kafka = KafkaBroker(log_dir=log_dir, work_dir=work / "broker")
+    kafka.start()
+    try:
+        offsets = kafka.tool("kafka-get-offsets", "--topic", "storm", "--time", "-1").stdout
+    finally:
+        kafka.stop()
+    ends = {f"storm-{p}": int(o) for p, o in
+            (ln.split(":")[1:] for ln in offsets.split() if ln.startswith("storm:"))}
+    assert ends == {tp: log_end(log_dir / tp) for tp in ends} and len(ends) == 3
+    return kafka.log_text().splitlines()
+
+
+@pytest.fixture(scope="module", params=["sigkill", "torn"])
+def recovered(request, tmp_path_factory):
+    source = killed_scenario().log_dir
+    work = tmp_path_factory.mktemp(request.param)
+    ours, theirs = work / "pylogctl" / "logs", work / "kafka" / "logs"
+    shutil.copytree(source, ours)
+    shutil.copytree(source, theirs)
+    if request.param == "torn":
+        tear(ours)
+        tear(theirs)
+    result = run_pylogctl("recover", ours, "--execute")
+    assert result.returncode == 0, result.stderr
+    kafka = KafkaBroker(log_dir=theirs, work_dir=work / "kafka" / "broker")
+    kafka.start()
+    kafka.stop()
+    return ours, theirs, kafka
+
+
+def test_partition_files_are_kafkas_after_its_own_recovery(recovered) -> None:
+    ours, theirs, _ = recovered
+    compared = 0
+    for part in sorted(p.name for p in ours.iterdir() if p.is_dir()):
+        if part == "__cluster_metadata-0":
+            continue
+        mine, kafkas = ours / part, theirs / part
+        if log_end(kafkas) > log_end(mine):
+            # Kafka's coordinators wrote after recovering (a transaction that expired while
+            # the broker was down is aborted at start-up): what we recovered is its prefix
+            assert_appended_to(mine, kafkas)
+            continue
+        assert sorted(os.listdir(mine)) == sorted(os.listdir(kafkas)), part
+        for name in os.listdir(mine):
+            if name == "leader-epoch-checkpoint":
+                old, new = epochs(mine / name), epochs(kafkas / name)
+                assert [e for e in new if e not in old and e] and \
+                       all(e in new for e in old if e), (part, old, new)
+                continue
+            assert (mine / name).read_bytes() == (kafkas / name).read_bytes(), f"{part}/{name}"
+            compared += 1
+    assert compared >= 30
+
+
+def assert_appended_to(mine: Path, kafkas: Path) -> None:
+    """Every segment of ours is Kafka's, the last one as a prefix of Kafka's."""
+    segments = sorted(mine.glob("*.log"))
+    for segment in segments:
+        theirs = (kafkas / segment.name).read_bytes()
+        ours = segment.read_bytes()
+        if segment == segments[-1]:
+            assert theirs.startswith(ours), segment
+        else:
+            assert theirs == ours, segment
+
+
+def test_log_dir_checkpoints_differ_only_as_a_restart_moves_them(recovered) -> None:
+    ours, theirs, _ = recovered
+    assert checkpoint(ours / "log-start-offset-checkpoint") == \
+           checkpoint(theirs / "log-start-offset-checkpoint")
+    for name in ("recovery-point-offset-checkpoint", "replication-offset-checkpoint"):
+        mine, kafkas = checkpoint(ours / name), checkpoint(theirs / name)
+        assert mine.keys() == kafkas.keys()
+        for tp, offset in kafkas.items():
+            assert mine[tp] <= offset == log_end(theirs / tp), (name, tp)
+
+
+def test_cluster_metadata_log_is_a_prefix_of_kafkas(recovered) -> None:
+    ours, theirs, _ = recovered
+    mine = (ours / "__cluster_metadata-0" / "00000000000000000000.log").read_bytes()
+    kafkas = (theirs / "__cluster_metadata-0" / "00000000000000000000.log").read_bytes()
+    assert mine and kafkas.startswith(mine)
+
+
+def test_kafka_starts_on_the_recovered_dir_and_repairs_nothing(recovered, tmp_path) -> None:
+    ours, _, _ = recovered
+    copy = tmp_path / "logs"
+    shutil.copytree(ours, copy)
+    lines = serve(copy, tmp_path)
+    assert not [ln for ln in lines if any(p in ln for p in REPAIR_LINES)]
+
+
+def test_mark_clean_lets_kafka_start_without_recovering(recovered, tmp_path) -> None:
+    """``--mark-clean`` leaves what a clean shutdown leaves: Kafka then loads every log as
+    cleanly shut down, recovers no segment, and serves the same log ends."""
+    ours, _, _ = recovered
+    copy = tmp_path / "logs"
+    shutil.copytree(ours, copy)
+    (copy / ".kafka_cleanshutdown").unlink(missing_ok=True)
+    result = run_pylogctl("recover", copy, "--execute", "--mark-clean")
+    assert result.returncode == 0, result.stderr
+    assert "marked clean" in result.stderr
+    assert checkpoint(copy / "recovery-point-offset-checkpoint") == {
+        tp: log_end(copy / tp) for tp in checkpoint(copy / "recovery-point-offset-checkpoint")}
+    lines = serve(copy, tmp_path)
+    assert any("since clean shutdown file was found" in ln for ln in lines)
+    recovering = [ln for ln in lines if "Recovering unflushed segment" in ln
+                  and "__cluster_metadata" not in ln]
+    assert not recovering and not [ln for ln in lines if any(p in ln for p in REPAIR_LINES)]
