@@ -135,6 +135,7 @@ def _generate_killed(root: Path, version: str) -> None:
             for i in range(400):
                 t.produce("storm-txn", key=f"{n}-{i}".encode(), value=os.urandom(300),
                           partition=i % 2)
+            t.flush(30)  # sent before the abort: an abort purges what is still queued
             (t.commit_transaction if n % 3 else t.abort_transaction)(30)
         t.begin_transaction()  # left open: the kill finds it ongoing
         for i in range(50):
@@ -232,6 +233,7 @@ def _drive(broker: KafkaBroker) -> dict:
         for i in range(25):
             t.produce("txn", key=f"t{n}-{i}".encode(), value=f"txn {n} record {i}".encode(),
                       partition=i % 2)
+        t.flush(30)  # sent before the abort: an abort purges what is still queued
         if n % 2 == 0:
             t.commit_transaction(30)
         else:
