@@ -44,19 +44,22 @@ def _schema(name: str, *fields: Field) -> Schema:
     return Schema(name, fields, flexible="0+", valid="0")
 
 
+# what a segment's metadata (type 0) and a snapshot's entry (type 3) both hold after the id
+_SEGMENT_FIELDS = (
+    Field("StartOffset", "int64"),
+    Field("EndOffset", "int64"),
+    Field("BrokerId", "int32"),
+    Field("MaxTimestampMs", "int64"),
+    Field("EventTimestampMs", "int64"),
+    _LEADER_EPOCHS,
+    Field("SegmentSizeInBytes", "int32"),
+    _CUSTOM_METADATA,
+    Field("RemoteLogSegmentState", "int8"),
+    _TXN_INDEX_EMPTY,
+)
+
 SCHEMAS: dict[int, Schema] = {
-    0: _schema("RemoteLogSegmentMetadataRecord",
-               _SEGMENT_ID,
-               Field("StartOffset", "int64"),
-               Field("EndOffset", "int64"),
-               Field("BrokerId", "int32"),
-               Field("MaxTimestampMs", "int64"),
-               Field("EventTimestampMs", "int64"),
-               _LEADER_EPOCHS,
-               Field("SegmentSizeInBytes", "int32"),
-               _CUSTOM_METADATA,
-               Field("RemoteLogSegmentState", "int8"),
-               _TXN_INDEX_EMPTY),
+    0: _schema("RemoteLogSegmentMetadataRecord", _SEGMENT_ID, *_SEGMENT_FIELDS),
     1: _schema("RemoteLogSegmentMetadataUpdateRecord",
                _SEGMENT_ID,
                Field("BrokerId", "int32"),
@@ -68,18 +71,8 @@ SCHEMAS: dict[int, Schema] = {
                Field("BrokerId", "int32"),
                Field("EventTimestampMs", "int64"),
                Field("RemotePartitionDeleteState", "int8")),
-    3: _schema("RemoteLogSegmentMetadataSnapshotRecord",
-               Field("SegmentId", "uuid"),
-               Field("StartOffset", "int64"),
-               Field("EndOffset", "int64"),
-               Field("BrokerId", "int32"),
-               Field("MaxTimestampMs", "int64"),
-               Field("EventTimestampMs", "int64"),
-               _LEADER_EPOCHS,
-               Field("SegmentSizeInBytes", "int32"),
-               _CUSTOM_METADATA,
-               Field("RemoteLogSegmentState", "int8"),
-               _TXN_INDEX_EMPTY),
+    3: _schema("RemoteLogSegmentMetadataSnapshotRecord", Field("SegmentId", "uuid"),
+               *_SEGMENT_FIELDS),
 }
 TYPE_NAMES: dict[int, str] = {key: type_name(s.name) for key, s in SCHEMAS.items()}
 
