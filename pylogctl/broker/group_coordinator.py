@@ -3,9 +3,9 @@ rebalances, heartbeats and session expiry, LeaveGroup, and the checks in front o
 commits and fetches. The group state it moves is :mod:`.group_metadata`; storing groups and
 offsets in ``__consumer_offsets`` (and loading them back) is :mod:`.group_metadata_manager`.
 
-The rebalance follows ``consumer-groups.md`` §8: a new dynamic member of a JoinGroup v4+
-first gets MEMBER_ID_REQUIRED with its id; the first rebalance of an Empty group waits
-``group.initial.rebalance.delay.ms`` (extended while members keep arriving, up to the
+The rebalance follows Kafka's ``GroupCoordinator`` (KIP-394, KIP-134): a new dynamic member
+of a JoinGroup v4+ first gets MEMBER_ID_REQUIRED with its id; the first rebalance of an Empty
+group waits ``group.initial.rebalance.delay.ms`` (extended while members keep arriving, up to the
 rebalance timeout); later ones complete as soon as every member rejoined, or at the
 rebalance timeout, dropping those that did not; the leader gets every member's subscription,
 its SyncGroup fans the assignment out (the group is stored then, and when a rebalance leaves

@@ -8,7 +8,7 @@ stop before versions that need features this broker does not have yet (topic ids
 Produce, KIP-848 groups, batched OffsetFetch, transactions V2: AddPartitionsToTxn v4+ (batched,
 broker-side verification), EndTxn v5, TxnOffsetCommit v5, InitProducerId v6).
 
-Rules followed, by API (``broker.md`` (b), ``kafka-tools-reference.md`` §5.3):
+Rules followed, by API (Kafka's ``KafkaApis`` and ``ReplicaManager``):
 
 - Metadata: this node is the only broker and the controller; each partition's leader is this
   node with the partition's leader epoch, replicas = ISR = [node]. A missing topic is created

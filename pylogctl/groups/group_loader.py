@@ -8,9 +8,9 @@ module reads the segments into it and turns the surviving records into groups:
 
 - a group exists when it has a live registration (classic record 2 or KIP-848 records 3-8),
   committed offsets, or offsets pending in a transaction;
-- unknown record types are skipped (a warning in Kafka); share-group records (10-15) and
-  streams-group records (17-23, KIP-1071) make their group a share or streams group, which
-  ``kafka-consumer-groups.sh`` does not show (a streams group's offset commits are its own);
+- unknown record types are skipped (a warning in Kafka); share-group records (10-15, KIP-932)
+  build share groups, streams-group records (17, 19-23, KIP-1071) mark streams groups, neither
+  of which ``kafka-consumer-groups.sh`` shows (a streams group's offset commits are its own);
 - with ``group_ids``, only those groups are decoded (and only batches holding their ids read).
 
 Reading stops where recovery would cut the log: a batch with a corrupt header, a failed CRC
@@ -32,7 +32,6 @@ from ..errors import CorruptRecordError, FileUnreadableError, PylogctlError
 from ..format.group_coordinator_records import GroupRecordType as T
 from ..format.group_coordinator_records import decode_group_record, encode_group_record
 from ..format.crc import crc32c
-from ..format.java_string import java_utf8
 from ..format.log_stream import HEADER_SIZE_UP_TO_MAGIC, iter_batches
 from ..format.record_batch import (ATTRIBUTES_OFFSET, CODEC_MASK, CONTROL_FLAG, HEADER,
                                    LOG_OVERHEAD, RECORD_BATCH_OVERHEAD, TIMESTAMP_TYPE_FLAG,
@@ -51,10 +50,10 @@ _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 _COMMIT_TYPES = frozenset({int(T.LEGACY_OFFSET_COMMIT), int(T.OFFSET_COMMIT)})
 _GROUP_METADATA = int(T.GROUP_METADATA)
 _LOG_APPEND_TIME = TIMESTAMP_TYPE_FLAG
-# record types whose key starts with the group id and that give the group its type
-# (9 and 18 are partition-metadata records Kafka wrote before 4.1 and no longer reads)
-SHARE_GROUP_TYPES = range(9, 16)
-STREAMS_GROUP_TYPES = range(17, 24)
+# streams-group records (KIP-1071): they make their group a streams group. Types 9 and 18, the
+# partition-metadata records of share and streams groups before Kafka 4.1, are unknown to
+# Kafka 4.4's loader, and so here.
+STREAMS_GROUP_TYPES = frozenset({17, 19, 20, 21, 22, 23})
 
 
 @dataclass(frozen=True)
@@ -258,7 +257,7 @@ class _Decoder:
         self.classic: dict[str, Group] = {}
         self.modern: dict[str, ConsumerGroupRecords] = {}
         self.unknown: dict[int, int] = {}
-        self.typed: dict[str, str] = {}  # share and streams groups: group id -> type
+        self.streams: set[str] = set()  # ids of streams groups
         self.share: dict[str, ShareGroupRecords] = {}
         # one TopicPartition object per partition named: a load of 10,000 groups names a few
         # hundred partitions some 500,000 times, in offsets and assignments; shared objects
@@ -310,14 +309,8 @@ class _Decoder:
                 rec = decode_group_record(key, value)
                 self.share.setdefault(rec.group_id, ShareGroupRecords(rec.group_id)).add(
                     rtype, rec.key, rec.value, offset)
-            elif rtype in SHARE_GROUP_TYPES or rtype in STREAMS_GROUP_TYPES:
-                size = int.from_bytes(key[2:4], "big", signed=True)
-                if size < 0 or 4 + size > len(key):
-                    raise CorruptRecordError(f"group id of length {size} in a key of "
-                                             f"{len(key)} bytes")
-                group_id = java_utf8(key[4:4 + size])
-                self.typed[group_id] = (GroupType.SHARE if rtype in SHARE_GROUP_TYPES
-                                        else GroupType.STREAMS)
+            elif rtype in STREAMS_GROUP_TYPES:
+                self.streams.add(decode_group_record(key, value).group_id)
             else:
                 self.unknown[rtype] = self.unknown.get(rtype, 0) + 1
         except CorruptRecordError as exc:
@@ -334,12 +327,12 @@ class _Decoder:
             old = self.classic.get(group_id)
             if old is None or (old.registration_offset or -1) < records.last_offset:
                 self.classic[group_id] = group
-        for group_id in sorted({*self.classic, *self.offsets, *self.typed,
+        for group_id in sorted({*self.classic, *self.offsets, *self.streams,
                                 *(g for p in pending.values() for g in p)},
                                key=lambda g: g.encode("utf-16-be", "surrogatepass")):
             group = self.classic.get(group_id) or Group(group_id, partition)
-            if group_id in self.typed and group_id not in self.share:
-                group.group_type = self.typed[group_id]
+            if group_id in self.streams:
+                group.group_type = GroupType.STREAMS
             if group.members:
                 group.members = tuple(map(self._shared, group.members))
             group.offsets = self.offsets.get(group_id, {})

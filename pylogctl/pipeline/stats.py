@@ -146,12 +146,13 @@ def group_lag(log_dirs: list[str], progress: Callable[[int], None] | None = None
     for report in reports:
         # a commit outside the log (a truncation or retention since) has no lag to add: its
         # consumer resumes wherever auto.offset.reset says
-        out = [r for r in report.rows if (report.group, r["topic"], r["partition"]) in stranded]
-        lags = [r["lag"] for r in report.rows if r.get("lag") is not None and r not in out]
+        inside = [r for r in report.rows
+                  if (report.group, r["topic"], r["partition"]) not in stranded]
+        lags = [r["lag"] for r in inside if r.get("lag") is not None]
         topics = sorted({r["topic"] for r in report.rows})
         rows.append({"group": report.group, "state": report.state, "topics": topics,
                      "partitions": len(report.rows), "partitionsWithLag": len(lags),
-                     "partitionsOutOfRange": len(out), "lag": sum(lags) if lags else None})
+                     "partitionsOutOfRange": len(report.rows) - len(inside), "lag": sum(lags) if lags else None})
     provenance = groups.provenance("offsets")
     notes = ["consumer groups: " + line for line in provenance.lines
              if not line.startswith(("as last persisted", "LOG-END-OFFSET"))]

@@ -1,7 +1,7 @@
 """Loading a partition dir the way a broker starts it (Kafka's ``LogLoader.load``), split in two:
 :func:`plan_load` decides every step by reading only, :func:`apply_load` carries them out.
 
-The plan follows Kafka's order (``kafka-tools-reference.md`` §4.2):
+The plan follows Kafka's order (``LogLoader.load``):
 
 1. Delete ``*.deleted`` files (not KRaft ``.checkpoint.deleted`` ones) and, unlike Kafka,
    ``*.tmp`` files (atomic writes interrupted before their rename); delete every ``.swap``

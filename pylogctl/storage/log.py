@@ -2,8 +2,8 @@
 state over its segments (:class:`~pylogctl.storage.local_log.LocalLog`), and the public read,
 append, retention and truncation operations that keep them consistent.
 
-Offsets kept (``storage-engine.md`` §3.2): the log start offset (the first offset clients may
-read), the log end offset (the next offset to assign), the high watermark (clamped into
+Offsets kept (``UnifiedLog``'s): the log start offset (the first offset clients may read), the
+log end offset (the next offset to assign), the high watermark (clamped into
 [log start, log end]) and the recovery point (everything below it is flushed; the loader
 re-validates what is above). :meth:`Log.load` opens a dir through the loader
 (:func:`~pylogctl.storage.loader.plan_load` and ``apply_load``), so a log is always consistent
