@@ -6,7 +6,7 @@
 _pylogctl_spec() {
     case $1 in
         '')
-            subs='config compact consumer-groups dump-segment rebuild-index recover retention sample scan share-groups stats truncate broker'
+            subs='config compact consumer-groups dump-segment rebuild-index recover retention sample scan share-groups stats streams-groups truncate broker'
             opts='--version --debug --no-color -h --help'
             vopts='' ;;
         'config')
@@ -53,6 +53,10 @@ _pylogctl_spec() {
             subs=''
             opts='--engine --master --split-bytes -o --output -h --help'
             vopts='--engine --master --split-bytes -o --output' ;;
+        'streams-groups')
+            subs=''
+            opts='--list --describe --group --all-groups --offsets --members --state --verbose -o --output -h --help'
+            vopts='--group -o --output' ;;
         'truncate')
             subs=''
             opts='--to-offset --start-at --log-start-offset --execute --backup-dir -o --output -h --help'
@@ -95,6 +99,7 @@ _pylogctl_value() {
         'share-groups|-o'|'share-groups|--output') _pylogctl_words 'text table json ndjson yaml' ;;
         'stats|--engine') _pylogctl_words 'local spark' ;;
         'stats|-o'|'stats|--output') _pylogctl_words 'text table json ndjson yaml' ;;
+        'streams-groups|-o'|'streams-groups|--output') _pylogctl_words 'text table json ndjson yaml' ;;
         'truncate|--backup-dir') _pylogctl_dirs ;;
         'truncate|-o'|'truncate|--output') _pylogctl_words 'text table json ndjson yaml' ;;
         'broker start|--log-dir') _pylogctl_dirs ;;
@@ -127,6 +132,8 @@ _pylogctl_arg() {
             (( $2 >= 0 )) && _pylogctl_dirs ;;
         'stats')
             (( $2 >= 0 )) && _pylogctl_files ;;
+        'streams-groups')
+            (( $2 >= 0 )) && _pylogctl_dirs ;;
         'truncate')
             (( $2 >= 0 && $2 < 1 )) && _pylogctl_dirs ;;
     esac

@@ -13,6 +13,7 @@ from typing import Any, Iterable, Sequence
 
 from pylogctl.tools.consumer_groups import LIST_COLUMNS, describe_columns
 from pylogctl.tools.share_groups import describe_columns as share_describe_columns
+from pylogctl.tools.streams_groups import describe_columns as streams_describe_columns
 from pylogctl.tools.group_changes import (DELETION_COLUMNS, OFFSET_DELETION_COLUMNS,
                                           RESET_COLUMNS)
 from .table import TableSection
@@ -53,10 +54,11 @@ def delete_offsets_section(rows: list[dict[str, Any]], group: str,
                         kind="group-delete-offsets", text={"group": group, "error": error})
 
 
-def share_list_section(rows: list[dict[str, Any]], include_state: bool) -> TableSection:
-    return TableSection(rows, ("group", "state"), block=max(1, len(rows)),
-                        kind="share-group-list", items_key="groups",
-                        text={"includeState": include_state})
+def state_list_section(rows: list[dict[str, Any]], include_state: bool, kind: str
+                       ) -> TableSection:
+    """A ``GROUP [STATE]`` listing (share and streams groups)."""
+    return TableSection(rows, ("group", "state"), block=max(1, len(rows)), kind=kind,
+                        items_key="groups", text={"includeState": include_state})
 
 
 def share_describe_section(reports: Sequence[Any], view: str, verbose: bool) -> TableSection:
@@ -67,3 +69,13 @@ def share_describe_section(reports: Sequence[Any], view: str, verbose: bool) -> 
                                                            "groups": [{"group": r.group,
                                                                        "state": r.state}
                                                                       for r in reports]})
+
+
+def streams_describe_section(reports: Sequence[Any], view: str, verbose: bool) -> TableSection:
+    """``reports`` are :class:`~pylogctl.tools.streams_groups.StreamsGroupReport` objects."""
+    rows = [row for r in reports for row in r.rows]
+    return TableSection(rows, streams_describe_columns(view, verbose), block=max(1, len(rows)),
+                        kind="streams-group-describe", text={
+                            "view": view, "verbose": verbose,
+                            "groups": [{"group": r.group, "state": r.state,
+                                        "numMembers": r.num_members} for r in reports]})

@@ -95,7 +95,8 @@ def render_describe(view: str, reports: Iterable[dict[str, Any]], verbose: bool,
         _VIEWS[view](report, verbose, out, err)
 
 
-def _text_list(section: Section, out: TextIO) -> None:
+def text_list(section: Section, out: TextIO) -> None:
+    """A ``GROUP [STATE]`` listing section (streams groups list the same way)."""
     render_list(list(section.items), section.text["includeState"], out)  # type: ignore
 
 
@@ -106,4 +107,4 @@ def _text_describe(section: Section, out: TextIO) -> None:
                     t["verbose"], out, sys.stderr)
 
 
-SECTION_RENDERERS = {"share-group-list": _text_list, "share-group-describe": _text_describe}
+SECTION_RENDERERS = {"share-group-list": text_list, "share-group-describe": _text_describe}

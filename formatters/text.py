@@ -18,6 +18,7 @@ from pylogctl.format import jackson
 from . import Content, Section, sections_of
 from .consumer_groups_text import SECTION_RENDERERS as GROUP_RENDERERS
 from .share_groups_text import SECTION_RENDERERS as SHARE_GROUP_RENDERERS
+from .streams_groups_text import SECTION_RENDERERS as STREAMS_GROUP_RENDERERS
 from .config_text import render_topic_config
 from .compact_text import render_compact
 from .log_dir_table import render_log_dir_summary
@@ -223,6 +224,7 @@ RENDERERS: dict[str, Callable[[Section, TextIO], None]] = {
     "retention": render_retention,
     **GROUP_RENDERERS,
     **SHARE_GROUP_RENDERERS,
+    **STREAMS_GROUP_RENDERERS,
 }
 
 

@@ -11,11 +11,12 @@ cleanly and keeps the log dir. What it writes:
 - ``compacted``: a compacted topic with tombstones that Kafka's cleaner has cleaned;
 - ``txn``: an idempotent producer and transactions committed and aborted (``.txnindex``);
 - ``doomed``: a topic created, written and deleted;
-- groups: classic (``classic-group``), the consumer protocol of KIP-848 (``modern-group``)
-  and a share group (``share-group``, KIP-932) with their commits and acknowledgements, all
-  left empty; and groups whose members are still connected when Kafka's live tools describe
+- groups: classic (``classic-group``), the consumer protocol of KIP-848 (``modern-group``),
+  a share group (``share-group``, KIP-932) and a streams group (``streams-group``, KIP-1071)
+  with their commits and acknowledgements, all left empty; and groups whose members are still connected when Kafka's live tools describe
   them and when the broker stops (``live-classic`` with two members, ``live-modern``, the
-  streams group ``live-streams`` of KIP-1071, a Kafka Streams application, and the share
+  streams group ``live-streams`` of KIP-1071, a Kafka Streams application with two stream
+  threads reading ``rolled`` (two partitions), and the share
   group ``live-share``, Kafka's console share consumer reading ``rolled``);
 - configs set with ``kafka-configs`` on a topic and on the broker.
 
@@ -121,18 +122,21 @@ STORM_TOPICS = ("storm", "storm-txn")
 
 def _generate_killed(root: Path, version: str) -> None:
     """Several segments per partition, transactions committed and aborted and one left open,
-    then SIGKILL while idempotent acks=all producers are mid-storm."""
+    consumer groups of both protocols with commits, then SIGKILL while idempotent acks=all
+    producers are mid-storm."""
     broker = KafkaBroker(log_dir=root / "logs", work_dir=root / "broker", version=version)
     broker.format()
     broker.start()
     try:
         _topic(broker, "storm", 3, segment_bytes=1048576)
         _topic(broker, "storm-txn", 2, segment_bytes=1048576)
-        t = _producer(broker, **{"transactional.id": "storm-txn", "compression.type": "zstd"})
+        # the open transaction times out soon after a restart (the round trips wait for it)
+        t = _producer(broker, **{"transactional.id": "storm-txn", "compression.type": "zstd",
+                                 "transaction.timeout.ms": 10000})
         t.init_transactions(30)
-        for n in range(6):
+        for n in range(12):  # ~1.1 MiB per partition: two segments each
             t.begin_transaction()
-            for i in range(400):
+            for i in range(600):
                 t.produce("storm-txn", key=f"{n}-{i}".encode(), value=os.urandom(300),
                           partition=i % 2)
             t.flush(30)  # sent before the abort: an abort purges what is still queued
@@ -147,6 +151,9 @@ def _generate_killed(root: Path, version: str) -> None:
             p.produce("storm", key=f"k{i}".encode(), value=os.urandom(600), partition=i % 3)
             if i % 1000 == 999:
                 p.flush(30)
+        # groups of both protocols with commits, in __consumer_offsets when the kill comes
+        _consume(broker, "storm-readers", ["storm"], "classic", 1, 3000)
+        _consume(broker, "storm-modern", ["storm", "storm-txn"], "consumer", 1, 2000)
         stop = threading.Event()
 
         def storm() -> None:
@@ -250,6 +257,7 @@ def _drive(broker: KafkaBroker) -> dict:
     _consume(broker, "classic-group", ["codecs", "rolled", "txn"], "classic", 2, 1000)
     _consume(broker, "modern-group", ["codecs", "compacted"], "consumer", 1, 150)
     _share_consume(broker, "share-group", "codecs")
+    _streams_run(broker, "streams-group", "codecs", "streams-out")
 
     broker.tool("kafka-topics", "--delete", "--topic", "doomed")
     broker.tool("kafka-configs", "--alter", "--entity-type", "topics", "--entity-name", "codecs",
@@ -331,8 +339,8 @@ class LiveMembers:
         self.thread.start()
         app = KAFKA_DIR / "clients" / "StreamsGroupApp.java"
         self.streams = subprocess.Popen(
-            java_command(str(app), [self.broker.bootstrap, "live-streams", "codecs",
-                                    "streams-out", "300"], self.broker.version),
+            java_command(str(app), [self.broker.bootstrap, "live-streams", "rolled",
+                                    "streams-out", "300", "2"], self.broker.version),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         self.broker.tool("kafka-configs", "--alter", "--entity-type", "groups", "--entity-name",
                          "live-share", "--add-config", "share.auto.offset.reset=earliest")
@@ -387,6 +395,26 @@ class LiveMembers:
                 app.wait(30)
         # close() would try to leave the group on a broker that is gone: let them go
         threading.Thread(target=lambda: [c.close() for c in self.consumers], daemon=True).start()
+
+
+def _streams_run(broker: KafkaBroker, app_id: str, source: str, sink: str) -> None:
+    """A Kafka Streams application that runs, commits and closes: its members leave, the
+    streams group stays (Empty) with its topology and offsets."""
+    app = KAFKA_DIR / "clients" / "StreamsGroupApp.java"
+    proc = subprocess.Popen(java_command(str(app), [broker.bootstrap, app_id, source, sink, "120"],
+                                         broker.version),
+                            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        _wait_until(f"ran the streams app {app_id}",
+                    lambda: "Stable" in broker.tool("kafka-streams-groups", "--describe",
+                                                    "--group", app_id, "--state",
+                                                    check=False).stdout, timeout=120)
+        time.sleep(3)  # a few commit intervals
+        proc.stdin.close()  # the app closes and leaves its group
+        proc.wait(60)
+    finally:
+        proc.kill()
 
 
 def _share_consume(broker: KafkaBroker, group: str, topic: str) -> None:
@@ -452,6 +480,15 @@ LIVE_COMMANDS = {
                                           "--state"),
     "streams-groups --describe --offsets": ("kafka-streams-groups", "--describe",
                                             "--all-groups", "--offsets"),
+    "streams-groups --list --state": ("kafka-streams-groups", "--list", "--state"),
+    "streams-groups --describe --state --verbose": ("kafka-streams-groups", "--describe",
+                                                    "--all-groups", "--state", "--verbose"),
+    "streams-groups --describe --offsets --verbose": ("kafka-streams-groups", "--describe",
+                                                      "--all-groups", "--offsets", "--verbose"),
+    "streams-groups --describe --group streams-group --state": (
+        "kafka-streams-groups", "--describe", "--group", "streams-group", "--state"),
+    "streams-groups --describe --group no-such-group": (
+        "kafka-streams-groups", "--describe", "--group", "no-such-group"),
     "consumer-groups --list --type": ("kafka-consumer-groups", "--list", "--type"),
     "share-groups --list": ("kafka-share-groups", "--list"),
     "share-groups --describe": ("kafka-share-groups", "--describe", "--all-groups"),

@@ -28,7 +28,7 @@ from .config_manager import ConfigManager, static_broker_configs
 from .error_codes import Errors
 from .protocol import Request
 from .replica_manager import ReplicaManager, topic_name_problem
-from .topic_config_def import (BOOLEAN, INT, STRING, TOPIC_CONFIG_KEYS, ConfigError,
+from ..storage.topic_config_def import (BOOLEAN, INT, STRING, TOPIC_CONFIG_KEYS, ConfigError,
                                is_list, parse_value, render_value)
 
 if TYPE_CHECKING:

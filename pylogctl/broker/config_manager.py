@@ -27,17 +27,17 @@ from typing import Any, Mapping
 from ..storage.log_config import LogConfig
 from ..storage.log_dir import META_PROPERTIES
 from ..storage.metadata_files import read_properties
+from ..storage.topic_config import LOG_CONFIG_NAMES
 from .group_metadata_manager import OFFSETS_TOPIC_CONFIG
 from .log_manager import LogManager, uuid_from_kafka
 from .metadata_log import (MetadataLog, Record, config_record, partition_record,
                            remove_topic_record, topic_record)
 from .replica_manager import OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC, ReplicaManager, Topic
-from .topic_config_def import ConfigError, validate_topic_configs
+from ..storage.topic_config_def import ConfigError, validate_topic_configs
 from .transaction_state_manager import TRANSACTION_STATE_TOPIC_CONFIG
 
 logger = logging.getLogger(__name__)
 
-LOG_CONFIG_NAMES = frozenset(LogConfig().to_properties())
 
 
 def _diff(config: LogConfig, base: LogConfig = LogConfig()) -> dict[str, str]:

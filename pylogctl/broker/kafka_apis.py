@@ -52,7 +52,7 @@ from .group_coordinator import GroupCoordinator
 from .producer_id_manager import ProducerIdManager
 from .protocol import FileRegion, Request, millis
 from .replica_manager import INTERNAL_TOPICS, ReplicaManager, topic_name_problem
-from .topic_config_def import ConfigError
+from ..storage.topic_config_def import ConfigError
 from .transaction_coordinator import TransactionCoordinator
 
 logger = logging.getLogger(__name__)

@@ -90,7 +90,7 @@ def _register() -> None:
     # each module adds its command to ``app``
     from . import (broker, compact, config, consumer_groups, dump_segment,  # noqa: F401
                    rebuild_index, recover, retention, sample, scan, share_groups, stats,
-                   truncate)
+                   streams_groups, truncate)
 
 
 _register()

@@ -9,6 +9,8 @@ import typer
 
 from ..errors import UsageError
 from .app import EXIT_CODES_HELP, app
+from .group_options import (all_groups_option, describe_option, group_option, list_option,
+                            log_dirs_argument)
 from .output import OutputFormat, err, guarded_output, output_option, write_listing
 
 HELP = (
@@ -27,14 +29,11 @@ HELP = (
 
 @app.command("share-groups", help=HELP, epilog=EXIT_CODES_HELP)
 def share_groups(
-    log_dir: List[str] = typer.Argument(..., help="Log dirs (one per broker, in any order), "
-                                        "or a dir holding log dirs.", show_default=False),
-    list_: bool = typer.Option(False, "--list", help="List all share groups."),
-    describe: bool = typer.Option(False, "--describe", help="Describe the groups given with "
-                                  "--group, or all of them with --all-groups."),
-    group: Optional[List[str]] = typer.Option(None, "--group", metavar="GROUP",
-                                              help="A group to describe (repeatable)."),
-    all_groups: bool = typer.Option(False, "--all-groups", help="Describe every share group."),
+    log_dir: List[str] = log_dirs_argument(),
+    list_: bool = list_option("share"),
+    describe: bool = describe_option(),
+    group: Optional[List[str]] = group_option(),
+    all_groups: bool = all_groups_option("share"),
     offsets: bool = typer.Option(False, "--offsets", help="With --describe: start offset and "
                                  "lag per share partition (the default view)."),
     members: bool = typer.Option(False, "--members", help="With --describe: the members."),
@@ -75,9 +74,9 @@ def _notes(groups) -> int:
 
 
 def _list(groups, rows: list, include_state: bool, output: str) -> int:
-    from ..formatters.group_sections import share_list_section
+    from ..formatters.group_sections import state_list_section
 
-    write_listing(output, share_list_section(rows, include_state))
+    write_listing(output, state_list_section(rows, include_state, "share-group-list"))
     sys.stdout.flush()
     return _notes(groups)
 

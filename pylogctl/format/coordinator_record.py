@@ -149,6 +149,9 @@ def encode_coordinator_record(types: Mapping[int, RecordType], record_type: int,
     """The (key, value) bytes of a record of a coordinator topic whose record types are
     ``types``; ``value=None`` makes a tombstone."""
     rtype = types[record_type]
+    names = {f.json_name for f in rtype.key.fields}
+    if set(key) != names:  # a key is the record's identity: no field may default
+        raise ValueError(f"a {rtype.key.name} has the fields {sorted(names)}, not {sorted(key)}")
     key_bytes = encode_prefixed(record_type, key, rtype.key)
     if value is None:
         return key_bytes, None

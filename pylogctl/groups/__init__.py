@@ -3,7 +3,9 @@ coordinator loads it, and the end offsets of the partitions the groups consume.
 
 :mod:`.partitioner` says where a group lives, :mod:`.replicas` which broker's copy of a
 partition to read, :mod:`.replay` and :mod:`.group_loader` rebuild the groups of a partition
-(:mod:`.group_metadata`, :mod:`.consumer_group`, :mod:`.offset_commits`), :mod:`.offsets_topic`
+(:mod:`.group_metadata`, :mod:`.consumer_group`, :mod:`.share_group`, :mod:`.streams_group`,
+:mod:`.offset_commits`; :mod:`.share_group_state` replays ``__share_group_state``;
+:mod:`.java_hash_map` gives Kafka's iteration orders), :mod:`.offsets_topic`
 loads the partitions asked for, and :mod:`.end_offsets` reads where the consumed partitions end.
 Nothing here prints or writes.
 """

@@ -11,7 +11,8 @@ The state is derived as Kafka's ``ConsumerGroup.maybeUpdateGroupState`` derives 
 without members, ``Assigning`` while the group epoch is ahead of the target assignment epoch,
 ``Reconciling`` while a member is not stable at the target epoch, else ``Stable``. The
 assignment strategy shown is the server assignor most members ask for, else the broker's default
-(``uniform``, the first of ``group.consumer.assignors``). Assignments name topics by id; names
+(``uniform``, the first of ``group.consumer.assignors``). Members are in the coordinator's
+``TimelineHashMap`` order, as Kafka's describe lists them. Assignments name topics by id; names
 come from the group's own topic metadata (record 4), then from the log dirs'
 ``partition.metadata`` files, else the id itself is shown.
 """
@@ -25,7 +26,9 @@ from typing import Any, Callable
 from ..format.group_coordinator_records import GroupRecordType as T
 from .group_metadata import CONSUMER_PROTOCOL_TYPE, Group, GroupState, GroupType, Member
 from .group_metadata import topic_partitions
+from .java_hash_map import timeline_order
 from .offset_commits import TopicPartition
+from .partitioner import java_string_hash
 
 CONSUMER_GROUP_TYPES = frozenset({T.CONSUMER_GROUP_METADATA, T.CONSUMER_GROUP_PARTITION_METADATA,
                                   T.CONSUMER_GROUP_MEMBER_METADATA,
@@ -46,6 +49,8 @@ class ConsumerGroupRecords:
     assignment_epoch: int = -1
     topic_names: dict[str, str] = field(default_factory=dict)  # topic id -> name (record 4)
     members: dict[str, dict[int, dict[str, Any]]] = field(default_factory=dict)
+    joined: dict[str, int] = field(default_factory=dict)  # member -> its first record's offset
+    regular_expressions: list[str] = field(default_factory=list)  # resolved ones (record 16)
     last_offset: int = -1
 
     def add(self, record_type: int, key: dict[str, Any], value: dict[str, Any],
@@ -58,10 +63,15 @@ class ConsumerGroupRecords:
             self.assignment_epoch = value["assignmentEpoch"]
         elif record_type == T.CONSUMER_GROUP_PARTITION_METADATA:
             self.topic_names.update((str(t["topicId"]), t["topicName"]) for t in value["topics"])
+        elif record_type == T.CONSUMER_GROUP_REGULAR_EXPRESSION:
+            self.regular_expressions.append(key["regularExpression"])
         elif record_type in (T.CONSUMER_GROUP_MEMBER_METADATA,
                              T.CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER,
                              T.CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT):
-            self.members.setdefault(key["memberId"], {})[record_type] = value
+            member = key["memberId"]
+            self.members.setdefault(member, {})[record_type] = value
+            if record_type != T.CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER:  # another map's
+                self.joined[member] = min(offset, self.joined.get(member, offset))
 
     def build(self, partition: int, topic_name: Callable[[str], str | None]) -> Group:
         """The group, with topic ids named by its own metadata, then ``topic_name``."""
@@ -109,7 +119,10 @@ class ConsumerGroupRecords:
                             for m in self.members.values())
         assignors.pop(None, None)
         preferred = max(sorted(assignors), key=assignors.__getitem__, default=DEFAULT_ASSIGNOR)
+        members.sort(key=lambda m: self.joined.get(m.member_id, -1))  # the coordinator's insertion order
+        members = timeline_order(members, lambda m: java_string_hash(m.member_id))
         return Group(self.group_id, partition, GroupType.CONSUMER, CONSUMER_PROTOCOL_TYPE, state,
                      generation=self.epoch, protocol=preferred,
                      target_assignment_epoch=self.assignment_epoch, members=tuple(members),
-                     registration_offset=self.last_offset)
+                     registration_offset=self.last_offset,
+                     regular_expressions=tuple(self.regular_expressions))

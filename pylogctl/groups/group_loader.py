@@ -9,8 +9,10 @@ module reads the segments into it and turns the surviving records into groups:
 - a group exists when it has a live registration (classic record 2 or KIP-848 records 3-8),
   committed offsets, or offsets pending in a transaction;
 - unknown record types are skipped (a warning in Kafka); share-group records (10-15, KIP-932)
-  build share groups, streams-group records (17, 19-23, KIP-1071) mark streams groups, neither
-  of which ``kafka-consumer-groups.sh`` shows (a streams group's offset commits are its own);
+  build share groups, streams-group records (17, 19-23, KIP-1071) streams groups, neither of
+  which ``kafka-consumer-groups.sh`` shows (a streams group's offset commits are its own);
+  types 9 and 18, the partition-metadata records of share and streams groups before Kafka
+  4.1, are unknown to Kafka 4.4's loader, and so here;
 - with ``group_ids``, only those groups are decoded (and only batches holding their ids read).
 
 Reading stops where recovery would cut the log: a batch with a corrupt header, a failed CRC
@@ -41,6 +43,7 @@ from ..storage.file_records import RELEASE_EVERY, FileRecords
 from ..storage.log_dir import log_segments
 from .consumer_group import CONSUMER_GROUP_TYPES, ConsumerGroupRecords
 from .share_group import SHARE_GROUP_RECORD_TYPES, ShareGroupRecords
+from .streams_group import STREAMS_GROUP_TYPES, StreamsGroupRecords
 from .group_metadata import Group, GroupType, Member, classic_group
 from .offset_commits import (OffsetAndMetadata, TopicPartition, decode_offset_commit_key,
                              decode_offset_commit_value)
@@ -50,10 +53,6 @@ _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 _COMMIT_TYPES = frozenset({int(T.LEGACY_OFFSET_COMMIT), int(T.OFFSET_COMMIT)})
 _GROUP_METADATA = int(T.GROUP_METADATA)
 _LOG_APPEND_TIME = TIMESTAMP_TYPE_FLAG
-# streams-group records (KIP-1071): they make their group a streams group. Types 9 and 18, the
-# partition-metadata records of share and streams groups before Kafka 4.1, are unknown to
-# Kafka 4.4's loader, and so here.
-STREAMS_GROUP_TYPES = frozenset({17, 19, 20, 21, 22, 23})
 
 
 @dataclass(frozen=True)
@@ -257,7 +256,7 @@ class _Decoder:
         self.classic: dict[str, Group] = {}
         self.modern: dict[str, ConsumerGroupRecords] = {}
         self.unknown: dict[int, int] = {}
-        self.streams: set[str] = set()  # ids of streams groups
+        self.streams: dict[str, StreamsGroupRecords] = {}
         self.share: dict[str, ShareGroupRecords] = {}
         # one TopicPartition object per partition named: a load of 10,000 groups names a few
         # hundred partitions some 500,000 times, in offsets and assignments; shared objects
@@ -310,7 +309,9 @@ class _Decoder:
                 self.share.setdefault(rec.group_id, ShareGroupRecords(rec.group_id)).add(
                     rtype, rec.key, rec.value, offset)
             elif rtype in STREAMS_GROUP_TYPES:
-                self.streams.add(decode_group_record(key, value).group_id)
+                rec = decode_group_record(key, value)
+                self.streams.setdefault(rec.group_id, StreamsGroupRecords(rec.group_id)).add(
+                    rtype, rec.key, rec.value, offset)
             else:
                 self.unknown[rtype] = self.unknown.get(rtype, 0) + 1
         except CorruptRecordError as exc:
@@ -322,6 +323,8 @@ class _Decoder:
         partition = self.loaded.partition
         for group_id, share in self.share.items():
             self.classic[group_id] = share.build(partition, self.topic_name)
+        for group_id, streams in self.streams.items():
+            self.classic[group_id] = streams.build(partition)
         for group_id, records in self.modern.items():
             group = records.build(partition, self.topic_name)
             old = self.classic.get(group_id)
@@ -331,8 +334,6 @@ class _Decoder:
                                 *(g for p in pending.values() for g in p)},
                                key=lambda g: g.encode("utf-16-be", "surrogatepass")):
             group = self.classic.get(group_id) or Group(group_id, partition)
-            if group_id in self.streams:
-                group.group_type = GroupType.STREAMS
             if group.members:
                 group.members = tuple(map(self._shared, group.members))
             group.offsets = self.offsets.get(group_id, {})

@@ -10,19 +10,23 @@ type ``""``. Members of ``consumer`` groups have their assignment decoded from t
 consumer protocol (their subscription on demand).
 
 KIP-848 groups (records 3-8) are folded by :mod:`pylogctl.groups.consumer_group` into the same
-:class:`Group`.
+:class:`Group`, as are share groups (:mod:`.share_group`) and streams groups
+(:mod:`.streams_group`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from ..errors import CorruptRecordError
 from ..format.group_coordinator_records import (CONSUMER_PROTOCOL_ASSIGNMENT,
                                                 CONSUMER_PROTOCOL_SUBSCRIPTION,
                                                 decode_consumer_protocol)
 from .offset_commits import OffsetAndMetadata, TopicPartition
+
+if TYPE_CHECKING:
+    from .streams_group import StreamsGroupDetail
 
 CONSUMER_PROTOCOL_TYPE = "consumer"
 
@@ -114,6 +118,9 @@ class Group:
     # a share group's partitions with share state (ShareGroupStatePartitionMetadata), as
     # (topic id, topic name, partition)
     share_partitions: tuple[tuple[str, str, int], ...] = ()
+    streams: StreamsGroupDetail | None = None  # a streams group's topology and tasks
+    # a KIP-848 group's resolved subscription regexes (ConsumerGroupRegularExpression, 16)
+    regular_expressions: tuple[str, ...] = ()
 
     @property
     def is_consumer_group(self) -> bool:

@@ -8,7 +8,8 @@ offset deletion and a group deletion (Kafka's ``GroupCoordinatorRecordHelpers``)
 - A deletion is a tombstone (null value) per key: ``OffsetMetadataManager.deleteAllOffsets``
   tombstones every committed offset (and every offset pending in an open transaction), then
   ``createGroupTombstoneRecords`` the registration: a classic group's ``GroupMetadata``
-  record, or a KIP-848 group's records, members first, in Kafka's order.
+  record, or a KIP-848 group's records, members first, then its resolved regular
+  expressions, in Kafka's order (``ConsumerGroup.createGroupTombstoneRecords``).
 """
 
 from __future__ import annotations
@@ -56,17 +57,19 @@ def group_tombstones(group: Group) -> list[KeyValue]:
     records = offset_tombstones(group.group_id, partitions)
     gid = group.group_id
     if group.group_type == GroupType.CONSUMER:
-        members = [m.member_id for m in group.members]
-        records += [encode_group_record(T.CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT,
-                                        {"GroupId": gid, "MemberId": m}) for m in members]
-        records += [encode_group_record(T.CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER,
-                                        {"GroupId": gid, "MemberId": m}) for m in members]
+        members = [{"groupId": gid, "memberId": m.member_id} for m in group.members]
+        records += [encode_group_record(T.CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT, m)
+                    for m in members]
+        records += [encode_group_record(T.CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER, m)
+                    for m in members]
         records.append(encode_group_record(T.CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA,
-                                           {"GroupId": gid}))
-        records += [encode_group_record(T.CONSUMER_GROUP_MEMBER_METADATA,
-                                        {"GroupId": gid, "MemberId": m}) for m in members]
-        records.append(encode_group_record(T.CONSUMER_GROUP_PARTITION_METADATA, {"GroupId": gid}))
-        records.append(encode_group_record(T.CONSUMER_GROUP_METADATA, {"GroupId": gid}))
+                                           {"groupId": gid}))
+        records += [encode_group_record(T.CONSUMER_GROUP_MEMBER_METADATA, m) for m in members]
+        records += [encode_group_record(T.CONSUMER_GROUP_REGULAR_EXPRESSION,
+                                        {"groupId": gid, "regularExpression": regex})
+                    for regex in group.regular_expressions]
+        records.append(encode_group_record(T.CONSUMER_GROUP_PARTITION_METADATA, {"groupId": gid}))
+        records.append(encode_group_record(T.CONSUMER_GROUP_METADATA, {"groupId": gid}))
     elif group.registration_offset is not None:
         records.append(encode_group_record(T.GROUP_METADATA, {"group": gid}))
     return records

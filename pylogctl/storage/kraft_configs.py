@@ -1,5 +1,5 @@
-"""The topic and broker configs of a KRaft cluster, replayed from its ``__cluster_metadata`` log,
-and the brokers' registered endpoints.
+"""The topic, broker and group configs of a KRaft cluster, replayed from its
+``__cluster_metadata`` log, and the brokers' registered endpoints.
 
 A KRaft controller records every dynamic config as a ``ConfigRecord`` (apiKey 4: resource type,
 resource name, config name, value; a null value deletes the config) in the metadata log, and
@@ -7,7 +7,7 @@ every so often writes its whole state as a snapshot ``{endOffset:020d}-{epoch:01
 holding what the records below ``endOffset`` built. A broker starts from the latest snapshot and
 replays the log from its end offset, in offset order, so the last write wins; that is done here.
 Resource type TOPIC (2) names a topic; BROKER (4) names a broker id, or ``""`` for the
-cluster-wide default of every broker. A ``RemoveTopicRecord`` (apiKey 9) drops the topic's
+cluster-wide default of every broker; GROUP (32) a group id. A ``RemoveTopicRecord`` (apiKey 9) drops the topic's
 configs too (``ConfigurationsDelta.replay(RemoveTopicRecord, topicName)``). A
 ``RegisterBrokerRecord`` (apiKey 0) holds a broker's advertised endpoints, which Kafka's tools
 print as a coordinator's ``host:port``; ``UnregisterBrokerRecord`` (apiKey 1) removes it.
@@ -32,6 +32,7 @@ from .naming import LOG_SUFFIX, offset_from_file, snapshot_id_from_file
 METADATA_PARTITION_DIR = "__cluster_metadata-0"
 TOPIC_RESOURCE = 2  # ConfigResource.Type.TOPIC
 BROKER_RESOURCE = 4  # ConfigResource.Type.BROKER
+GROUP_RESOURCE = 32  # ConfigResource.Type.GROUP (KIP-848's dynamic group configs)
 REGISTER_BROKER_RECORD = 0
 UNREGISTER_BROKER_RECORD = 1
 TOPIC_RECORD = 2
@@ -65,6 +66,7 @@ class KraftConfigs:
     metadata_dir: str
     topics: dict[str, dict[str, ConfigEntry]] = field(default_factory=dict)
     brokers: dict[str, dict[str, ConfigEntry]] = field(default_factory=dict)  # "" = default
+    groups: dict[str, dict[str, ConfigEntry]] = field(default_factory=dict)  # by group id
     topic_names: dict[str, str] = field(default_factory=dict)  # topic id -> name
     # broker id -> its advertised endpoints, in registration order
     broker_endpoints: dict[int, tuple[BrokerEndpoint, ...]] = field(default_factory=dict)
@@ -141,8 +143,10 @@ def _apply(state: KraftConfigs, data: dict, api_key: int, origin: str) -> None:
             resources = state.topics
         elif kind == BROKER_RESOURCE:
             resources = state.brokers
+        elif kind == GROUP_RESOURCE:
+            resources = state.groups
         else:
-            return  # client quotas, groups, metrics: not log configs
+            return  # client metrics, broker loggers: nothing pylogctl shows
         configs = resources.setdefault(data["resourceName"], {})
         if data["value"] is None:
             configs.pop(data["name"], None)

@@ -1,9 +1,10 @@
-"""A partition log's topic-level configuration (Kafka's ``LogConfig``), with Kafka's defaults.
+"""A partition log's topic-level configuration (Kafka's ``LogConfig``): the configs the storage
+engine acts on.
 
 Field names are Kafka's topic config names written the Python way (``segment.index.bytes`` ->
-``segment_index_bytes``); :meth:`LogConfig.from_properties` takes the dotted names. Values are
-checked against Kafka's ranges. Broker-level names (``log.segment.bytes``, ...) are the
-broker's business and map onto these.
+``segment_index_bytes``); :meth:`LogConfig.from_properties` takes the dotted names. Defaults and
+validators are the topic config definitions' (:mod:`.topic_config_def`). Broker-level names
+(``log.segment.bytes``, ...) are the broker's business and map onto these.
 """
 
 from __future__ import annotations
@@ -14,62 +15,52 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from ..errors import UsageError
+from .topic_config_def import LONG_MAX, TOPIC_CONFIG_KEYS, ConfigError, distinct
 
-LONG_MAX = 2**63 - 1
 CLEANUP_POLICY_DELETE = "delete"
 CLEANUP_POLICY_COMPACT = "compact"
-_TIMESTAMP_TYPES = ("CreateTime", "LogAppendTime")
-_COMPRESSION_TYPES = ("producer", "uncompressed", "gzip", "snappy", "lz4", "zstd")
+__all__ = ["LONG_MAX", "CLEANUP_POLICY_DELETE", "CLEANUP_POLICY_COMPACT", "LogConfig"]
+
+
+def _default(name: str) -> Any:
+    value = TOPIC_CONFIG_KEYS[name].default
+    return tuple(value) if isinstance(value, list) else value
 
 
 @dataclass(frozen=True)
 class LogConfig:
-    segment_bytes: int = 1024 * 1024 * 1024
-    segment_ms: int = 7 * 24 * 60 * 60 * 1000
-    segment_jitter_ms: int = 0
-    segment_index_bytes: int = 10 * 1024 * 1024
-    index_interval_bytes: int = 4096
-    preallocate: bool = False
-    file_delete_delay_ms: int = 60_000
-    flush_messages: int = LONG_MAX
-    flush_ms: int = LONG_MAX
-    retention_bytes: int = -1
-    retention_ms: int = 7 * 24 * 60 * 60 * 1000
-    max_message_bytes: int = 1024 * 1024 + 12
-    cleanup_policy: tuple[str, ...] = (CLEANUP_POLICY_DELETE,)
-    delete_retention_ms: int = 24 * 60 * 60 * 1000
-    min_compaction_lag_ms: int = 0
-    max_compaction_lag_ms: int = LONG_MAX
-    min_cleanable_dirty_ratio: float = 0.5
-    compression_type: str = "producer"
-    message_timestamp_type: str = "CreateTime"
-    message_timestamp_before_max_ms: int = LONG_MAX
-    message_timestamp_after_max_ms: int = 3_600_000  # Kafka 4.0 lowered it from Long.MAX_VALUE
+    segment_bytes: int = _default("segment.bytes")
+    segment_ms: int = _default("segment.ms")
+    segment_jitter_ms: int = _default("segment.jitter.ms")
+    segment_index_bytes: int = _default("segment.index.bytes")
+    index_interval_bytes: int = _default("index.interval.bytes")
+    preallocate: bool = _default("preallocate")
+    file_delete_delay_ms: int = _default("file.delete.delay.ms")
+    flush_messages: int = _default("flush.messages")
+    flush_ms: int = _default("flush.ms")
+    retention_bytes: int = _default("retention.bytes")
+    retention_ms: int = _default("retention.ms")
+    max_message_bytes: int = _default("max.message.bytes")
+    cleanup_policy: tuple[str, ...] = _default("cleanup.policy")
+    delete_retention_ms: int = _default("delete.retention.ms")
+    min_compaction_lag_ms: int = _default("min.compaction.lag.ms")
+    max_compaction_lag_ms: int = _default("max.compaction.lag.ms")
+    min_cleanable_dirty_ratio: float = _default("min.cleanable.dirty.ratio")
+    compression_type: str = _default("compression.type")
+    message_timestamp_type: str = _default("message.timestamp.type")
+    message_timestamp_before_max_ms: int = _default("message.timestamp.before.max.ms")
+    message_timestamp_after_max_ms: int = _default("message.timestamp.after.max.ms")
 
     def __post_init__(self) -> None:
-        minimums = {"segment_bytes": 14, "segment_ms": 1, "segment_jitter_ms": 0,
-                    "segment_index_bytes": 4, "index_interval_bytes": 0,
-                    "file_delete_delay_ms": 0, "flush_messages": 1, "flush_ms": 0,
-                    "retention_ms": -1, "max_message_bytes": 0, "delete_retention_ms": 0,
-                    "min_compaction_lag_ms": 0, "max_compaction_lag_ms": 1,
-                    "message_timestamp_before_max_ms": 0, "message_timestamp_after_max_ms": 0}
-        for name, low in minimums.items():
-            value = getattr(self, name)
-            if value < low:
-                raise UsageError(f"Invalid value {value} for configuration "
-                                 f"{_dotted(name)}: Value must be at least {low}")
-        if not 0 <= self.min_cleanable_dirty_ratio <= 1:
-            raise UsageError(f"Invalid value {self.min_cleanable_dirty_ratio} for configuration "
-                             f"min.cleanable.dirty.ratio: Value must be between 0 and 1")
-        for policy in self.cleanup_policy:
-            if policy not in (CLEANUP_POLICY_DELETE, CLEANUP_POLICY_COMPACT):
-                raise UsageError(f"Invalid value {policy} for configuration cleanup.policy")
-        if self.message_timestamp_type not in _TIMESTAMP_TYPES:
-            raise UsageError(f"Invalid value {self.message_timestamp_type} for configuration "
-                             f"message.timestamp.type")
-        if self.compression_type not in _COMPRESSION_TYPES:
-            raise UsageError(f"Invalid value {self.compression_type} for configuration "
-                             f"compression.type")
+        """Kafka's validators of each value (the topic config definitions')."""
+        for name, value in dataclasses.asdict(self).items():
+            key = TOPIC_CONFIG_KEYS[_dotted(name)]
+            if key.validator is not None:
+                try:
+                    key.validator(key.name, distinct(key, list(value) if isinstance(value, tuple)
+                                                     else value))
+                except ConfigError as exc:
+                    raise UsageError(exc.message) from None
 
     @classmethod
     def from_properties(cls, props: Mapping[str, Any]) -> "LogConfig":

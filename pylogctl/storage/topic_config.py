@@ -3,7 +3,9 @@
 A broker gives a partition's log the topic's own configs, and for every name the topic does not
 set, the broker's value of the matching broker-level name (``retention.ms`` <- ``log.retention.ms``,
 ``log.retention.minutes`` or ``log.retention.hours``, the first set, converted to ms; Kafka's
-``ServerTopicConfigSynonyms``), else Kafka's default. Offline, the sources are, strongest first:
+``ServerTopicConfigSynonyms``), else Kafka's default (the names, synonyms and defaults are
+:mod:`.topic_config_def`'s, Kafka 4.4's; a topic shows every one, as ``kafka-configs --describe
+--all`` does, and the Kafka 3.x configs 4.0 removed where a source sets them). Offline, the sources are, strongest first:
 
 1. ``--config NAME=VALUE`` with a topic config name;
 2. a properties file (``--config-file``), its topic config names;
@@ -32,63 +34,14 @@ from typing import Callable, Iterable, Mapping
 from ..errors import UsageError
 from .kraft_configs import KraftConfigs, find_metadata_dir, read_kraft_configs
 from .log_config import LogConfig
+from .topic_config_def import (BROKER_SYNONYMS, LEGACY_TOPIC_CONFIGS, TOPIC_CONFIG_KEYS,
+                               default_text)
 from .log_dir import META_PROPERTIES
 from .metadata_files import read_properties
 
-_MS = {"": 1, "minutes": 60_000, "hours": 3_600_000}
-
-
-def _syn(*names: str) -> tuple[tuple[str, int], ...]:
-    """Broker synonyms in Kafka's order, each with its unit in ms (1: no conversion)."""
-    return tuple((n, _MS[n.rsplit(".", 1)[-1]] if n.endswith(("minutes", "hours")) else 1)
-                 for n in names)
-
-
-# ServerTopicConfigSynonyms.ALL_TOPIC_CONFIG_SYNONYMS (Kafka 3.9/4.0)
-BROKER_SYNONYMS: dict[str, tuple[tuple[str, int], ...]] = {
-    "segment.bytes": _syn("log.segment.bytes"),
-    "segment.ms": _syn("log.roll.ms", "log.roll.hours"),
-    "segment.jitter.ms": _syn("log.roll.jitter.ms", "log.roll.jitter.hours"),
-    "segment.index.bytes": _syn("log.index.size.max.bytes"),
-    "flush.messages": _syn("log.flush.interval.messages"),
-    "flush.ms": _syn("log.flush.interval.ms", "log.flush.scheduler.interval.ms"),
-    "retention.bytes": _syn("log.retention.bytes"),
-    "retention.ms": _syn("log.retention.ms", "log.retention.minutes", "log.retention.hours"),
-    "max.message.bytes": _syn("message.max.bytes"),
-    "index.interval.bytes": _syn("log.index.interval.bytes"),
-    "delete.retention.ms": _syn("log.cleaner.delete.retention.ms"),
-    "min.compaction.lag.ms": _syn("log.cleaner.min.compaction.lag.ms"),
-    "max.compaction.lag.ms": _syn("log.cleaner.max.compaction.lag.ms"),
-    "file.delete.delay.ms": _syn("log.segment.delete.delay.ms"),
-    "min.cleanable.dirty.ratio": _syn("log.cleaner.min.cleanable.ratio"),
-    "cleanup.policy": _syn("log.cleanup.policy"),
-    "unclean.leader.election.enable": _syn("unclean.leader.election.enable"),
-    "min.insync.replicas": _syn("min.insync.replicas"),
-    "compression.type": _syn("compression.type"),
-    "compression.gzip.level": _syn("compression.gzip.level"),
-    "compression.lz4.level": _syn("compression.lz4.level"),
-    "compression.zstd.level": _syn("compression.zstd.level"),
-    "preallocate": _syn("log.preallocate"),
-    "message.format.version": _syn("log.message.format.version"),
-    "message.timestamp.type": _syn("log.message.timestamp.type"),
-    "message.timestamp.difference.max.ms": _syn("log.message.timestamp.difference.max.ms"),
-    "message.timestamp.before.max.ms": _syn("log.message.timestamp.before.max.ms"),
-    "message.timestamp.after.max.ms": _syn("log.message.timestamp.after.max.ms"),
-    "message.downconversion.enable": _syn("log.message.downconversion.enable"),
-    "local.retention.ms": _syn("log.local.retention.ms"),
-    "local.retention.bytes": _syn("log.local.retention.bytes"),
-}
-LOG_CONFIG_NAMES = tuple(sorted(LogConfig().to_properties()))
-# topic configs LogConfig does not model (replication, tiered storage): shown, passed on as text
-OTHER_TOPIC_CONFIGS = ("compression.gzip.level", "compression.lz4.level", "compression.zstd.level",
-                       "follower.replication.throttled.replicas",
-                       "leader.replication.throttled.replicas", "local.retention.bytes",
-                       "local.retention.ms", "message.downconversion.enable",
-                       "message.format.version", "message.timestamp.difference.max.ms",
-                       "min.insync.replicas", "remote.log.copy.disable",
-                       "remote.log.delete.on.disable", "remote.storage.enable",
-                       "unclean.leader.election.enable")
-TOPIC_CONFIG_NAMES = frozenset(LOG_CONFIG_NAMES + OTHER_TOPIC_CONFIGS)
+LOG_CONFIG_NAMES = tuple(sorted(LogConfig().to_properties()))  # what the engine acts on
+# every name a topic config can have offline: Kafka 4.4's, and the 3.x ones a 3.x cluster set
+TOPIC_CONFIG_NAMES = frozenset(TOPIC_CONFIG_KEYS) | frozenset(LEGACY_TOPIC_CONFIGS)
 # broker-only settings other commands read through :meth:`ConfigSources.broker_settings`
 BROKER_ONLY_CONFIGS = frozenset({
     "log.cleaner.enable", "log.cleaner.threads", "log.cleaner.dedupe.buffer.size",
@@ -195,10 +148,12 @@ class ConfigSources:
         kraft_topic = _entries(self.kraft.topics.get(topic, {})) if self.kraft else {}
         topic_layers = ((COMMAND_LINE, self.overrides), (CONFIG_FILE, self.file_topic),
                         (KRAFT_TOPIC, kraft_topic))
-        names = set(LOG_CONFIG_NAMES)
+        broker = self._merged_broker()
+        names = set(TOPIC_CONFIG_KEYS)  # every config Kafka describes, as kafka-configs --all
+        names.update(n for n in LEGACY_TOPIC_CONFIGS
+                     if any(syn in broker for syn, _ in BROKER_SYNONYMS[n]))
         for _, layer in topic_layers:
             names.update(layer)
-        broker = self._merged_broker()
         values = [self._resolve(topic, name, topic_layers, broker) for name in sorted(names)]
         found = [v for v in values if v is not None]
         return TopicConfig(topic, tuple(found), _log_config(found))
@@ -236,7 +191,7 @@ class ConfigSources:
         return None if default is None else ConfigValue(name, default, DEFAULT)
 
 
-_DEFAULTS = LogConfig().to_properties()
+_DEFAULTS = {name: default_text(name) for name in TOPIC_CONFIG_KEYS}
 
 
 def parse_overrides(pairs: Iterable[str]) -> dict[str, str]:

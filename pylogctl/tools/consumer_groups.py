@@ -38,7 +38,7 @@ from ..groups.offset_commits import TopicPartition
 from ..groups.offsets_topic import GroupsLoad, OffsetsTopic
 from ..groups.replicas import LogDirs
 from ..groups.stranded_commits import StrandedCommit, outside
-from ..storage.kraft_configs import find_metadata_dir, read_kraft_configs
+from ..storage.kraft_configs import KraftConfigs, find_metadata_dir, read_kraft_configs
 
 VIEWS = ("offsets", "members", "state")
 LIST_COLUMNS = ("group", "type", "state")
@@ -137,7 +137,7 @@ class ConsumerGroups:
         self.end_offsets = EndOffsets(self.log_dirs, lag_from)
         self.lag_from = lag_from
         self.load: GroupsLoad | None = None
-        self._endpoints: dict[int, str] | None = None
+        self._kraft: list[KraftConfigs] | None = None
         # rows described whose committed offset lies outside the partition's log (a truncation
         # or retention since the commit): the CLI warns about them
         self.stranded: list[StrandedCommit] = []
@@ -302,26 +302,37 @@ class ConsumerGroups:
             rows.append(row)
         return rows
 
+    def kraft_configs(self) -> list[KraftConfigs]:
+        """The KRaft metadata state replayed from each log dir that holds a metadata log."""
+        if self._kraft is None:
+            self._kraft = [read_kraft_configs(metadata_dir) for log_dir in self.log_dirs.log_dirs
+                           if (metadata_dir := find_metadata_dir(log_dir.path)) is not None]
+        return self._kraft
+
     def broker_endpoints(self) -> dict[int, str]:
         """``broker id -> host:port`` from the KRaft metadata logs of the log dirs given."""
-        if self._endpoints is None:
-            self._endpoints = {}
-            for log_dir in self.log_dirs.log_dirs:
-                metadata_dir = find_metadata_dir(log_dir.path)
-                if metadata_dir is None:
-                    continue
-                for broker, endpoints in read_kraft_configs(metadata_dir).broker_endpoints.items():
-                    if endpoints:
-                        self._endpoints.setdefault(broker, f"{endpoints[0].host}:"
-                                                           f"{endpoints[0].port}")
-        return self._endpoints
+        found: dict[int, str] = {}
+        for configs in self.kraft_configs():
+            for broker, endpoints in configs.broker_endpoints.items():
+                if endpoints:
+                    found.setdefault(broker, f"{endpoints[0].host}:{endpoints[0].port}")
+        return found
 
-    def coordinator(self, group: Group) -> str:
-        """Kafka's ``host:port  (id)`` of the broker holding the group's offsets partition."""
+    def group_config(self, group_id: str, name: str) -> str | None:
+        """A dynamic group config (``kafka-configs --entity-type groups``), if set."""
+        for configs in self.kraft_configs():
+            entry = configs.groups.get(group_id, {}).get(name)
+            if entry is not None:
+                return entry.value
+        return None
+
+    def coordinator(self, group: Group, separator: str = "  ") -> str:
+        """Kafka's ``host:port  (id)`` of the broker holding the group's offsets partition
+        (kafka-streams-groups.sh separates them by one space)."""
         choice = self.load.replicas.get(group.coordinator_partition) if self.load else None
         broker = None if choice is None else choice.chosen.broker_id
         where = self.broker_endpoints().get(broker) if broker is not None else None
-        return (f"{where or f'{TOPIC}-{group.coordinator_partition}'}  "
+        return (f"{where or f'{TOPIC}-{group.coordinator_partition}'}{separator}"
                 f"({'-' if broker is None else broker})")
 
     def _state_rows(self, group: Group, verbose: bool) -> list[dict[str, Any]]:

@@ -104,7 +104,7 @@ def test_create_describe_alter_restart_and_offline_config(tmp_path, cli):
     offline = offline_config(cli, log_dir, "orders")
     for name in ("retention.ms", "cleanup.policy", "segment.bytes"):
         assert offline[name] == (after[name].value, "kraft-topic")
-    assert "min.insync.replicas" not in offline  # deleted: a name LogConfig lacks, unset
+    assert offline["min.insync.replicas"] == ("1", "default")  # deleted: back to the default
     r = cli("recover", "--check", log_dir)
     assert r.code == 0, r.out + r.err
     r = cli("dump-segment", *sorted(str(p) for p in log_dir.glob("*/*.log")))

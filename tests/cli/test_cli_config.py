@@ -28,7 +28,7 @@ def test_text_lists_every_config_with_its_source(cli, corpus):
                                      "__cluster_metadata-0/00000000000000000000.log", "offset",
                                      "14784"]
     assert found["retention.bytes"] == ["-1", "default", "-"]
-    assert len(found) == 21  # every LogConfig name
+    assert len(found) == 37  # every topic config Kafka 4.4 describes
 
 
 def test_json_with_command_line_and_file_sources(cli, corpus, tmp_path):

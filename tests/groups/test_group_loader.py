@@ -240,7 +240,7 @@ def test_kip848_group_state_is_derived_as_kafka_does(log, epoch, target, members
     group = load(log).groups["g"]
     assert (group.group_type, group.state, group.generation, group.target_assignment_epoch,
             group.protocol) == (GroupType.CONSUMER, state, epoch, target, "range")
-    first = group.members[0]
+    first = next(m for m in group.members if m.member_id == "a")
     assert [tuple(tp) for tp in first.assignment] == [("t", p) for p in members["a"][2]]
     assert (first.client_id, first.member_epoch, first.upgraded) == ("c-a", members["a"][0], True)
 
@@ -255,6 +255,26 @@ def test_kip848_member_and_group_tombstones(log):
     log.batch([encode_group_record(t, {"groupId": "g", "memberId": "a"}) for t in (8, 7, 5)]
               + [encode_group_record(t, {"groupId": "g"}) for t in (6, 4, 3)])
     assert load(log).groups == {}
+
+
+def test_kip848_group_tombstones_delete_every_record_of_the_group(log):
+    """What ``consumer-groups --delete`` writes (ConsumerGroup.createGroupTombstoneRecords),
+    regular expressions included, leaves nothing of the group."""
+    from pylogctl.groups.record_helpers import group_tombstones
+
+    kip848(log, "g", epoch=5, target=5, members={"a": (5, 0, [0]), "b": (5, 0, [1])})
+    log.batch([encode_group_record(16, {"groupId": "g", "regularExpression": "t.*"}, 0,
+                                   {"topics": ["t"], "version": 3, "timestamp": 1})])
+    log.commit("g", {("t", 0): 4})
+    group = load(log).groups["g"]
+    assert group.regular_expressions == ("t.*",)
+    log.batch(group_tombstones(group))
+    assert "g" not in load(log).groups
+
+
+def test_group_record_keys_are_checked_when_encoded():
+    with pytest.raises(ValueError, match="groupId"):
+        encode_group_record(3, {"GroupId": "g"})
 
 
 def test_kip848_topic_ids_named_by_the_log_dirs_when_the_group_does_not(log):

@@ -1,5 +1,6 @@
 """``HashMap`` iteration order, checked against a real JVM: the order in which Kafka's
-``--reset-offsets`` prints its plan."""
+``--reset-offsets`` prints its plan; and ``TimelineHashMap``'s, checked against Kafka's own
+class: the order in which its describe responses list group members."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ import subprocess
 
 import pytest
 
-from pylogctl.groups.java_hash_map import capacity_for, group_order, partition_order
+from pylogctl.groups.java_hash_map import (capacity_for, group_order, partition_order,
+                                          timeline_order)
+from pylogctl.groups.partitioner import java_string_hash
 from pylogctl.groups.offset_commits import TopicPartition
 
 JAVA = r"""
@@ -93,3 +96,26 @@ def test_the_order_is_the_jvms(java):
         cases.append([_group_key(g) for g in groups])
         expected.append([_group_key(g) for g in group_order(groups)])
     assert java(cases) == expected
+
+
+def test_timeline_order_of_two_streams_members_is_kafkas():
+    # the two members of a Kafka 4.4 streams group, as kafka-streams-groups.sh listed them:
+    # 4 slots (the second put of two members grows the table), slots 2 and 3
+    members = ["_k9vYaJiRtunyckmtDMdGg", "_URJmS0ZSZGo8i0CowM8ug"]
+    assert timeline_order(members, java_string_hash) == members[::-1]
+
+
+def test_timeline_order_is_kafkas_timeline_hash_map():
+    from kafka_jvm import KAFKA_DIR, java_command, require_kafka
+
+    require_kafka()
+    rng = random.Random(20261127)
+    letters = "abcxyzAZ09-_é\u4e2d"
+    cases = [[f"{''.join(rng.choices(letters, k=rng.randint(1, 24)))}-{i}"
+              for i in range(rng.randint(1, 40))] for _ in range(300)]
+    out = subprocess.run(java_command(str(KAFKA_DIR / "clients" / "TimelineOrder.java"), []),
+                         input="".join(" ".join(k.encode().hex() for k in c) + "\n"
+                                       for c in cases),
+                         capture_output=True, text=True, check=True).stdout
+    kafka = [[bytes.fromhex(h).decode() for h in line.split(" ")] for line in out.splitlines()]
+    assert [timeline_order(c, java_string_hash) for c in cases] == kafka

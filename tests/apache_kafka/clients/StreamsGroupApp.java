@@ -1,9 +1,10 @@
 // A Kafka Streams application in a streams group (KIP-1071, group.protocol=streams), so that
 // the broker writes the streams-group records of __consumer_offsets the offline tools read.
 // Run as a single source file on the Kafka jars (no build step):
-//   java -cp 'tests/apache_kafka/lib/4.4.0/*' StreamsGroupApp.java BOOTSTRAP APP_ID IN OUT SECONDS
+//   java -cp 'tests/apache_kafka/lib/4.4.0/*' StreamsGroupApp.java BOOTSTRAP APP_ID IN OUT SECONDS [THREADS]
 // It copies IN to OUT through a repartition (so the group has an internal topic and two
-// subtopologies), runs for SECONDS or until its stdin closes, and exits.
+// subtopologies), runs for SECONDS or until its stdin closes, and exits. Each stream thread
+// (THREADS, default 1) is a member of the group.
 import java.io.InputStream;
 import java.time.Duration;
 import java.util.Properties;
@@ -26,6 +27,7 @@ public class StreamsGroupApp {
         props.put(StreamsConfig.GROUP_PROTOCOL_CONFIG, "streams");
         props.put(StreamsConfig.STATE_DIR_CONFIG, System.getProperty("java.io.tmpdir") + "/streams-" + args[1]);
         props.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, 200);
+        props.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, args.length > 5 ? Integer.parseInt(args[5]) : 1);
         props.put(StreamsConfig.consumerPrefix("auto.offset.reset"), "earliest");
         StreamsBuilder builder = new StreamsBuilder();
         builder.stream(args[2], Consumed.with(Serdes.ByteArray(), Serdes.ByteArray()))

@@ -1,0 +1,108 @@
+"""What the real Kafka broker serves from a log dir: the judge of every command that writes one.
+
+:func:`serve` starts a real KRaft broker (:class:`kafka_jvm.KafkaBroker`) on a log dir, reads
+every record of every topic with Kafka's own Java consumer and every consumer group's committed
+offsets with Kafka's Admin client (``apache_kafka/clients/ServedRecords.java``), stops the broker
+cleanly and returns all that with the broker's log. :data:`REPAIR_LINES` are what Kafka's
+``LogLoader`` logs when it has to repair a log at start-up.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from kafka_jvm import KAFKA_DIR, KafkaBroker, jar_dir, java_command
+from kafka_scenarios import CACHE, Scenario
+
+SOURCE = KAFKA_DIR / "clients" / "ServedRecords.java"
+
+# what Kafka's LogLoader logs when it repairs a log (none may name a partition pylogctl wrote)
+REPAIR_LINES = ("Could not find offset index file", "Found a corrupted index file",
+                "Found invalid messages", "Truncating", "since no clean shutdown file was found "
+                "and the segment is corrupt", "Deleting segment", "Rebuilding index",
+                "Corrupt index found", "corrupted")
+
+
+@dataclass
+class Served:
+    """Records by ``topic-partition`` (each a dict: offset, timestamp, key and value in hex,
+    headers), the log start and end offsets the broker reported, committed offsets by
+    ``(group, topic-partition)``, and the broker's log lines."""
+
+    records: dict[str, list[dict]] = field(default_factory=dict)
+    start: dict[str, int] = field(default_factory=dict)
+    end: dict[str, int] = field(default_factory=dict)
+    committed: dict[tuple[str, str], int] = field(default_factory=dict)
+    log: list[str] = field(default_factory=list)
+
+    def repairs(self, partitions: list[str] | None = None) -> list[str]:
+        """The broker's repair lines (those naming one of ``partitions``, if given)."""
+        return [ln for ln in self.log if any(p in ln for p in REPAIR_LINES)
+                and (partitions is None or any(f"{p}," in ln or f"{p}]" in ln or f"{p} " in ln
+                                               or f"/{p}/" in ln for p in partitions))]
+
+
+def _reader() -> list[str]:
+    """The java command running ServedRecords, compiled once per machine (javac), so each
+    round trip does not compile the source again."""
+    digest = hashlib.sha256(SOURCE.read_bytes()).hexdigest()[:12]
+    classes = CACHE.parent / "classes" / f"served-{digest}"
+    if not (classes / "ServedRecords.class").exists():
+        tmp = classes.with_name(classes.name + ".tmp")
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        subprocess.run(["javac", "-nowarn", "-cp", f"{jar_dir()}/*", "-d", str(tmp), str(SOURCE)],
+                       check=True, capture_output=True)
+        shutil.rmtree(classes, ignore_errors=True)
+        tmp.rename(classes)
+    command = java_command("ServedRecords", [])
+    cp = command.index("-cp") + 1
+    command[cp] = f"{classes}:{command[cp]}"
+    return command
+
+
+def serve(log_dir: Path, work_dir: Path, isolation: str = "read_committed") -> Served:
+    """Start the real broker on ``log_dir``, read everything it serves, stop it."""
+    # timed-out transactions are aborted within half a second, not ten
+    broker = KafkaBroker(log_dir=log_dir, work_dir=work_dir, overrides={
+        "transaction.abort.timed.out.transaction.cleanup.interval.ms": 500})
+    broker.start()
+    try:
+        out = subprocess.run([*_reader(), broker.bootstrap, isolation],
+                             capture_output=True, text=True, timeout=180)
+    finally:
+        broker.stop()
+    if out.returncode != 0:
+        raise AssertionError(f"ServedRecords failed:\n{out.stderr[-3000:]}")
+    served = Served(log=broker.log_text().splitlines())
+    for line in out.stdout.splitlines():
+        row = json.loads(line)
+        if "start" in row:
+            served.start, served.end = row["start"], row["end"]
+        elif "group" in row:
+            served.committed[(row["group"], f"{row['topic']}-{row['partition']}")] = \
+                row["committed"]
+        else:
+            served.records.setdefault(f"{row['topic']}-{row['partition']}", []).append(row)
+    return served
+
+
+_BASELINES: dict[Path, Served] = {}
+
+
+def baseline(scenario: Callable[[], Scenario], work: Callable[[], Path]) -> Served:
+    """What the broker serves from an unchanged copy of a scenario, once per test process
+    (``work()`` makes a scratch dir when it is needed)."""
+    root = scenario().root
+    if root not in _BASELINES:
+        scratch = work()
+        shutil.copytree(root / "logs", scratch / "logs")
+        _BASELINES[root] = serve(scratch / "logs", scratch / "broker")
+        assert _BASELINES[root].records, "the baseline serves nothing"
+    return _BASELINES[root]
