@@ -27,12 +27,12 @@ _pylogctl_spec() {
             vopts='--files --max-bytes --key-decoder --value-decoder --key-decoder-class --value-decoder-class --max-message-size -o --output' ;;
         'rebuild-index')
             subs=''
-            opts='--verify --execute --backup-dir --index-interval-bytes -o --output -h --help'
-            vopts='--backup-dir --index-interval-bytes -o --output' ;;
+            opts='--verify --execute --backup-dir --index-interval-bytes --config --config-file -o --output -h --help'
+            vopts='--backup-dir --index-interval-bytes --config --config-file -o --output' ;;
         'recover')
             subs=''
-            opts='--execute --backup-dir --check --mark-clean -o --output -h --help'
-            vopts='--backup-dir -o --output' ;;
+            opts='--execute --backup-dir --check --mark-clean --config --config-file -o --output -h --help'
+            vopts='--backup-dir --config --config-file -o --output' ;;
         'retention')
             subs=''
             opts='--topic --partition --config --config-file --now-ms --execute --backup-dir -o --output -h --help'
@@ -87,8 +87,10 @@ _pylogctl_value() {
         'dump-segment|--files') _pylogctl_files ;;
         'dump-segment|-o'|'dump-segment|--output') _pylogctl_words 'text table json ndjson yaml' ;;
         'rebuild-index|--backup-dir') _pylogctl_dirs ;;
+        'rebuild-index|--config-file') _pylogctl_files ;;
         'rebuild-index|-o'|'rebuild-index|--output') _pylogctl_words 'text table json ndjson yaml' ;;
         'recover|--backup-dir') _pylogctl_dirs ;;
+        'recover|--config-file') _pylogctl_files ;;
         'recover|-o'|'recover|--output') _pylogctl_words 'text table json ndjson yaml' ;;
         'retention|--config-file') _pylogctl_files ;;
         'retention|--backup-dir') _pylogctl_dirs ;;

@@ -50,9 +50,9 @@ function __pylogctl_path --description 'The pylogctl subcommand typed so far'
                 set skip 1
             case 'pylogctl dump-segment|--files' 'pylogctl dump-segment|--max-bytes' 'pylogctl dump-segment|--key-decoder' 'pylogctl dump-segment|--value-decoder' 'pylogctl dump-segment|--key-decoder-class' 'pylogctl dump-segment|--value-decoder-class' 'pylogctl dump-segment|--max-message-size' 'pylogctl dump-segment|-o' 'pylogctl dump-segment|--output'
                 set skip 1
-            case 'pylogctl rebuild-index|--backup-dir' 'pylogctl rebuild-index|--index-interval-bytes' 'pylogctl rebuild-index|-o' 'pylogctl rebuild-index|--output'
+            case 'pylogctl rebuild-index|--backup-dir' 'pylogctl rebuild-index|--index-interval-bytes' 'pylogctl rebuild-index|--config' 'pylogctl rebuild-index|--config-file' 'pylogctl rebuild-index|-o' 'pylogctl rebuild-index|--output'
                 set skip 1
-            case 'pylogctl recover|--backup-dir' 'pylogctl recover|-o' 'pylogctl recover|--output'
+            case 'pylogctl recover|--backup-dir' 'pylogctl recover|--config' 'pylogctl recover|--config-file' 'pylogctl recover|-o' 'pylogctl recover|--output'
                 set skip 1
             case 'pylogctl retention|--topic' 'pylogctl retention|--partition' 'pylogctl retention|--config' 'pylogctl retention|--config-file' 'pylogctl retention|--now-ms' 'pylogctl retention|--backup-dir' 'pylogctl retention|-o' 'pylogctl retention|--output'
                 set skip 1
@@ -169,7 +169,9 @@ complete -c pylogctl -n '__pylogctl_at pylogctl dump-segment' -F
 complete -c pylogctl -n '__pylogctl_at pylogctl rebuild-index' -l verify -f -d 'Judge the indexes on disk against the rebuilt ones; write nothing; exit 1 if one is missing or differs in a way that is not benign.'
 complete -c pylogctl -n '__pylogctl_at pylogctl rebuild-index' -l execute -f -d 'Write the rebuilt indexes (without it: print the plan and change nothing).'
 complete -c pylogctl -n '__pylogctl_at pylogctl rebuild-index' -l backup-dir -r -f -a '(__fish_complete_directories (commandline -ct))' -d 'With --execute: keep a copy of every file changed or deleted under DIR, which mirrors the log dir (an existing copy is kept: it is older).'
-complete -c pylogctl -n '__pylogctl_at pylogctl rebuild-index' -l index-interval-bytes -r -f -d 'Bytes between index entries (the topic\'s index.interval.bytes). [default: 4096]'
+complete -c pylogctl -n '__pylogctl_at pylogctl rebuild-index' -l index-interval-bytes -r -f -d 'Bytes between index entries (default: each topic\'s index.interval.bytes, as `pylogctl config` shows it: the KRaft metadata log, --config, --config-file, else 4096).'
+complete -c pylogctl -n '__pylogctl_at pylogctl rebuild-index' -l config -r -f -d 'A topic config (or a broker synonym such as log.retention.hours) that beats every other source; repeatable.'
+complete -c pylogctl -n '__pylogctl_at pylogctl rebuild-index' -l config-file -r -F -d 'A properties file: topic config names override the metadata log; broker-level names (a server.properties) are broker defaults.'
 complete -c pylogctl -n '__pylogctl_at pylogctl rebuild-index' -s o -l output -r -f -a 'text table json ndjson yaml' -d 'text; json (one object per segment); ndjson (one index per line); yaml. table: the items as rows (a rich table on a terminal, plain columns when piped). [default: text]'
 complete -c pylogctl -n '__pylogctl_at pylogctl rebuild-index' -s h -l help -f -d 'Show this message and exit.'
 complete -c pylogctl -n '__pylogctl_at pylogctl rebuild-index' -F
@@ -177,6 +179,8 @@ complete -c pylogctl -n '__pylogctl_at pylogctl recover' -l execute -f -d 'Apply
 complete -c pylogctl -n '__pylogctl_at pylogctl recover' -l backup-dir -r -f -a '(__fish_complete_directories (commandline -ct))' -d 'With --execute: keep a copy of every file changed or deleted under DIR, which mirrors the log dir (an existing copy is kept: it is older).'
 complete -c pylogctl -n '__pylogctl_at pylogctl recover' -l check -f -d 'Exit 1 if the plan would change anything (for scripts: is recovery needed?).'
 complete -c pylogctl -n '__pylogctl_at pylogctl recover' -l mark-clean -f -d 'After a full recovery of a log dir, leave it as Kafka\'s clean shutdown does (the broker then skips recovery).'
+complete -c pylogctl -n '__pylogctl_at pylogctl recover' -l config -r -f -d 'A topic config (or a broker synonym such as log.retention.hours) that beats every other source; repeatable.'
+complete -c pylogctl -n '__pylogctl_at pylogctl recover' -l config-file -r -F -d 'A properties file: topic config names override the metadata log; broker-level names (a server.properties) are broker defaults.'
 complete -c pylogctl -n '__pylogctl_at pylogctl recover' -s o -l output -r -f -a 'text table json ndjson yaml' -d 'text; json (one object per partition); ndjson (one step per line); yaml. table: the items as rows (a rich table on a terminal, plain columns when piped). [default: text]'
 complete -c pylogctl -n '__pylogctl_at pylogctl recover' -s h -l help -f -d 'Show this message and exit.'
 complete -c pylogctl -n '__pylogctl_at pylogctl recover' -F

@@ -128,7 +128,9 @@ def _generate_killed(root: Path, version: str) -> None:
     broker.format()
     broker.start()
     try:
-        _topic(broker, "storm", 3, segment_bytes=1048576)
+        # an index entry every 1 KiB, not 4: recovery must rebuild indexes with the topic's
+        # own index.interval.bytes, as Kafka does
+        _topic(broker, "storm", 3, segment_bytes=1048576, index_interval_bytes=1024)
         _topic(broker, "storm-txn", 2, segment_bytes=1048576)
         # the open transaction times out soon after a restart (the round trips wait for it)
         t = _producer(broker, **{"transactional.id": "storm-txn", "compression.type": "zstd",

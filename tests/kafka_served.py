@@ -106,3 +106,41 @@ def baseline(scenario: Callable[[], Scenario], work: Callable[[], Path]) -> Serv
         _BASELINES[root] = serve(scratch / "logs", scratch / "broker")
         assert _BASELINES[root].records, "the baseline serves nothing"
     return _BASELINES[root]
+
+
+@dataclass
+class Changed:
+    """A copy of a scenario after a pylogctl command: its plan (``-o json``) and what the
+    real broker then serves."""
+
+    log_dir: Path
+    plan: list | dict
+    served: Served
+
+
+_CHANGED: dict[tuple[Path, tuple[str, ...]], Changed] = {}
+
+
+def change(scenario: Callable[[], Scenario], work: Path, *args,
+           prepare: Callable[[Path], None] | None = None) -> Changed:
+    """Copy the scenario under ``work``, take pylogctl's plan of ``args`` (``"{logs}"`` stands
+    for the log dir), execute it, serve the result. Without ``prepare`` the outcome is kept
+    for the test process, so the round trips and the crash tests run each command once."""
+    from support import run_pylogctl
+
+    key = (scenario().root, tuple(map(str, args)))
+    if prepare is None and key in _CHANGED:
+        return _CHANGED[key]
+    log_dir = work / "logs"
+    shutil.copytree(scenario().log_dir, log_dir)
+    if prepare is not None:
+        prepare(log_dir)
+    argv = [str(a).replace("{logs}", str(log_dir)) for a in args]
+    planned = run_pylogctl(*argv, "-o", "json")
+    assert planned.returncode == 0, planned.stderr
+    done = run_pylogctl(*argv, "--execute")
+    assert done.returncode == 0, done.stderr
+    result = Changed(log_dir, json.loads(planned.stdout), serve(log_dir, work / "broker"))
+    if prepare is None:
+        _CHANGED[key] = result
+    return result

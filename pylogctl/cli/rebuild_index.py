@@ -13,6 +13,7 @@ import typer
 
 from ..errors import ExitCode, UsageError
 from .app import EXIT_CODES_HELP, app
+from .config import config_options, make_config_options
 from .output import (OutputFormat, backup_dir_option, err, execute_option, guarded_output,
                      output_option, write_sections)
 
@@ -37,6 +38,9 @@ HELP = (
 )
 
 
+_config, _config_file = config_options()
+
+
 @app.command("rebuild-index", help=HELP, epilog=EXIT_CODES_HELP)
 def rebuild_index(
     paths: List[str] = typer.Argument(..., help="Segments (.log), partition dirs, log dirs, "
@@ -46,10 +50,13 @@ def rebuild_index(
                                 "differs in a way that is not benign."),
     execute: bool = execute_option("Write the rebuilt indexes"),
     backup_dir: Optional[str] = backup_dir_option(),
-    index_interval_bytes: int = typer.Option(DEFAULT_INTERVAL, "--index-interval-bytes",
-                                             min=0, metavar="N",
-                                             help="Bytes between index entries (the topic's "
-                                             "index.interval.bytes)."),
+    index_interval_bytes: Optional[int] = typer.Option(
+        None, "--index-interval-bytes", min=0, metavar="N",
+        help="Bytes between index entries (default: each topic's index.interval.bytes, as "
+        "`pylogctl config` shows it: the KRaft metadata log, --config, --config-file, else "
+        f"{DEFAULT_INTERVAL})."),
+    config: Optional[List[str]] = _config,
+    config_file: Optional[str] = _config_file,
     output: OutputFormat = output_option("text; json (one object per segment); ndjson (one "
                                          "index per line); yaml."),
 ) -> None:
@@ -61,7 +68,8 @@ def rebuild_index(
     from ..tools.rebuild_index import IndexRebuild, RebuildOptions
 
     options = RebuildOptions(index_interval_bytes=index_interval_bytes, execute=execute,
-                             backup_dir=backup_dir)
+                             backup_dir=backup_dir,
+                             config=make_config_options(config, config_file))
     run = IndexRebuild(list(paths), options)
     guarded_output(lambda: _run(run, output.value, verify))
 

@@ -12,6 +12,7 @@ import typer
 
 from ..errors import ExitCode
 from .app import EXIT_CODES_HELP, app
+from .config import config_options, make_config_options
 from .output import (OutputFormat, backup_dir_option, err, execute_option, guarded_output,
                      output_option, write_sections)
 
@@ -33,10 +34,16 @@ HELP = (
     "--mark-clean (with --execute) then leaves each log dir whose partitions were all "
     "recovered as a clean shutdown would: files flushed, recovery points at the log ends, "
     ".kafka_cleanshutdown written last, so the broker starts without scanning anything.\n\n"
+    "Each partition is recovered with its topic's configs (index.interval.bytes spaces the "
+    "rebuilt index entries), from the sources `pylogctl config` shows: the KRaft metadata "
+    "log, --config and --config-file.\n\n"
     "Exit codes here: 1 when --check finds something to change, or a partition cannot be "
     "planned because of bad data; 3 when a file cannot be read; 4 when a broker holds a log "
     "dir's .lock, in every mode."
 )
+
+
+_config, _config_file = config_options()
 
 
 @app.command("recover", help=HELP, epilog=EXIT_CODES_HELP)
@@ -50,6 +57,8 @@ def recover(
     mark_clean: bool = typer.Option(False, "--mark-clean", help="After a full recovery of a "
                                     "log dir, leave it as Kafka's clean shutdown does (the "
                                     "broker then skips recovery)."),
+    config: Optional[List[str]] = _config,
+    config_file: Optional[str] = _config_file,
     output: OutputFormat = output_option("text; json (one object per partition); ndjson (one "
                                          "step per line); yaml."),
 ) -> None:
@@ -59,7 +68,8 @@ def recover(
     from ..tools.recover import RecoverOptions, Recovery
 
     run = Recovery(list(paths), RecoverOptions(execute=execute, backup_dir=backup_dir,
-                                               mark_clean=mark_clean))
+                                               mark_clean=mark_clean,
+                                               config=make_config_options(config, config_file)))
     guarded_output(lambda: _run(run, output.value, check))
 
 

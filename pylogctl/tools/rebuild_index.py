@@ -43,13 +43,16 @@ from ..storage.lock import LogDirLock, ensure_unlocked
 from ..storage.log_config import LogConfig
 from ..storage.log_dir import child_log_dirs, log_segments, partition_dirs
 from ..storage.naming import (INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX,
-                              file_offset, log_filename, segment_file)
+                              file_offset, log_filename, parse_partition_dir_name,
+                              segment_file)
 from ..storage.producer_append import CompletedTxn, ProducerBatch
 from ..storage.producer_state import (ProducerStateManager, load_producers_from_batches,
                                       read_snapshot)
 from ..storage.segment import LogSegment
 from ..storage.time_index import TimeIndex
 from ..storage.transaction_index import TransactionIndex
+from ..storage.log_manager import LogDir
+from .config import ConfigOptions, TopicConfigs
 from .dump_files import PathKind, classify_path
 from .index_comparison import IndexComparison, IndexKind, compare_index
 
@@ -66,9 +69,11 @@ Progress = Callable[[int], None]
 
 @dataclass(frozen=True)
 class RebuildOptions:
-    index_interval_bytes: int = DEFAULT_INDEX_INTERVAL_BYTES
+    # None: each topic's own index.interval.bytes, as `pylogctl config` resolves it
+    index_interval_bytes: int | None = None
     execute: bool = False  # False: plan (or verify) only
     backup_dir: str | None = None
+    config: ConfigOptions = ConfigOptions()
 
 
 @dataclass(frozen=True)
@@ -338,6 +343,8 @@ class IndexRebuild:
         self.options = options
         self.targets = resolve_targets(paths)
         self.log_dirs = sorted({t.log_dir for t in self.targets})
+        self.configs = TopicConfigs(self.log_dirs, options.config)
+        self._intervals: dict[tuple[str, str], int] = {}
         self.total_bytes = sum(_size(segment_file(t.partition_dir, b, LOG_SUFFIX))
                                for t in self.targets for b in t.bases)
         self.backup: Backup | None = None
@@ -384,6 +391,20 @@ class IndexRebuild:
         for target in self.targets:
             yield from self._partition(target, progress)
 
+    def _interval(self, target: PartitionTarget) -> int:
+        """The bytes between index entries: the option, else the topic's
+        ``index.interval.bytes`` (Kafka rebuilds a segment's indexes with its topic's)."""
+        if self.options.index_interval_bytes is not None:
+            return self.options.index_interval_bytes
+        name = parse_partition_dir_name(os.path.basename(target.partition_dir))
+        if name is None:
+            return DEFAULT_INDEX_INTERVAL_BYTES
+        key = (target.log_dir, name.topic)
+        if key not in self._intervals:
+            sources = self.configs.sources(LogDir(target.log_dir))
+            self._intervals[key] = sources.topic(name.topic).log_config.index_interval_bytes
+        return self._intervals[key]
+
     def _partition(self, target: PartitionTarget,
                    progress: Progress | None) -> Iterator[SegmentRebuild]:
         notes: list[str] = []
@@ -411,8 +432,7 @@ class IndexRebuild:
         result = SegmentRebuild(log_path, base, _size(log_path))
         try:
             rebuilt, result.valid_bytes = build_indexes(
-                log_path, base, self._scratch, self.options.index_interval_bytes, state,
-                progress)
+                log_path, base, self._scratch, self._interval(target), state, progress)
             with FileRecords(log_path) as log:
                 if result.invalid_bytes:
                     result.notes.append(

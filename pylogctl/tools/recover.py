@@ -14,6 +14,10 @@ the checkpoint entries that change. The rules kept here:
 - A partition that cannot be planned (an unreadable file, an unsupported layout) is reported
   and skipped; the others are still recovered.
 - Running it twice changes nothing the second time: the second plan is empty.
+- Each partition is recovered with its topic's configuration (``index.interval.bytes`` spaces
+  the rebuilt index entries, ``segment.index.bytes`` sizes them), resolved as ``pylogctl
+  config`` shows it (:class:`~.config.TopicConfigs`: the KRaft metadata log, ``--config``,
+  ``--config-file``), as a broker loads each log with its own ``LogConfig``.
 - With ``mark_clean``, a log dir all of whose partitions were recovered without error is left
   as Kafka's clean shutdown leaves it (:meth:`~pylogctl.storage.log_manager.LogDir.
   mark_clean_shutdown`), so the broker then starts without recovering anything; a log dir
@@ -29,8 +33,8 @@ from typing import Any, Iterator
 from ..errors import ExitCode, LogDirLockedError, PylogctlError
 from ..storage.load_plan import LoadPlan, plain_data, step_to_dict
 from ..storage.lock import LogDirLock
-from ..storage.log_config import LogConfig
 from ..storage.log_manager import CheckpointUpdate, LogDir, PartitionEntry, RecoveryResult
+from .config import ConfigOptions, TopicConfigs
 from .log_dir_run import LogDirRun, Target
 
 
@@ -38,7 +42,7 @@ from .log_dir_run import LogDirRun, Target
 class RecoverOptions:
     execute: bool = False
     backup_dir: str | None = None
-    config: LogConfig = LogConfig()
+    config: ConfigOptions = ConfigOptions()
     now_ms: int | None = None
     mark_clean: bool = False
 
@@ -112,6 +116,7 @@ class Recovery(LogDirRun[PartitionRecovery]):
 
     def __post_init__(self) -> None:
         self.resolve(self.paths, self.options.execute)
+        self.configs = TopicConfigs([t.log_dir for t in self.targets], self.options.config)
         self._log_ends: dict[tuple[str, int], int] = {}
         self._failed = 0
         self._whole = False
@@ -153,7 +158,8 @@ class Recovery(LogDirRun[PartitionRecovery]):
         section = PartitionRecovery(entry, log_dir.path)
         o = self.options
         try:
-            section.plan = log_dir.plan(entry, o.config, now_ms=o.now_ms)
+            config = self.configs.sources(log_dir).topic(entry.topic).log_config
+            section.plan = log_dir.plan(entry, config, now_ms=o.now_ms)
             section.checkpoint_updates = tuple(log_dir.checkpoint_updates(section.plan))
             if o.execute and section.changes:
                 section.result = log_dir.apply([section.plan], backup_dir=o.backup_dir,

@@ -14,18 +14,15 @@ broker's log must not show a repair of a partition pylogctl wrote.
 
 from __future__ import annotations
 
-import json
-import shutil
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
 import pytest
 
 from kafka_scenarios import generated_scenario, killed_scenario
-from kafka_served import Served, serve
+from kafka_served import Changed, Served
 from kafka_served import baseline as served_baseline
-from support import run_pylogctl
+from kafka_served import change as served_change
 
 SCENARIOS = {"clean": generated_scenario, "sigkill": killed_scenario}
 
@@ -37,25 +34,8 @@ def baseline(tmp_path_factory) -> Callable[[str], Served]:
                                         lambda: tmp_path_factory.mktemp(f"baseline-{kind}"))
 
 
-@dataclass
-class Changed:
-    log_dir: Path
-    plan: list | dict
-    served: Served
-
-
 def change(kind: str, tmp_path: Path, *args, prepare=None) -> Changed:
-    """Copy the scenario, take pylogctl's plan (``-o json``), execute it, serve the result."""
-    log_dir = tmp_path / "logs"
-    shutil.copytree(SCENARIOS[kind]().log_dir, log_dir)
-    if prepare is not None:
-        prepare(log_dir)
-    argv = [str(a).replace("{logs}", str(log_dir)) for a in args]
-    planned = run_pylogctl(*argv, "-o", "json")
-    assert planned.returncode == 0, planned.stderr
-    done = run_pylogctl(*argv, "--execute")
-    assert done.returncode == 0, done.stderr
-    return Changed(log_dir, json.loads(planned.stdout), serve(log_dir, tmp_path / "broker"))
+    return served_change(SCENARIOS[kind], tmp_path, *args, prepare=prepare)
 
 
 def same_except(after: Served, before: Served, changed: set[str]) -> None:
