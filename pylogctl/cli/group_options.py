@@ -1,11 +1,15 @@
-"""The options kafka-share-groups.sh and kafka-streams-groups.sh share, declared once for
-``share-groups`` and ``streams-groups`` (``kind``: the group kind the help names)."""
+"""What ``share-groups`` and ``streams-groups`` share, as kafka-share-groups.sh and
+kafka-streams-groups.sh do: their common options (``kind``: the group kind the help names) and
+their ``--list`` output."""
 
 from __future__ import annotations
 
-from typing import Any
+import sys
+from typing import Any, Callable
 
 import typer
+
+from .output import write_listing
 
 
 def log_dirs_argument() -> Any:
@@ -29,3 +33,14 @@ def group_option() -> Any:
 
 def all_groups_option(kind: str) -> Any:
     return typer.Option(False, "--all-groups", help=f"Describe every {kind} group.")
+
+
+def write_group_list(rows: list, include_state: bool, kind: str, output: str,
+                     notes: Callable[[], int]) -> int:
+    """``--list [--state]``: the ``GROUP [STATE]`` rows, then the notes on stderr (``notes``
+    prints them and returns the exit code)."""
+    from ..formatters.group_sections import state_list_section
+
+    write_listing(output, state_list_section(rows, include_state, f"{kind}-group-list"))
+    sys.stdout.flush()
+    return notes()

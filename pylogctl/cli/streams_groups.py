@@ -10,7 +10,7 @@ import typer
 from ..errors import UsageError
 from .app import EXIT_CODES_HELP, app
 from .group_options import (all_groups_option, describe_option, group_option, list_option,
-                            log_dirs_argument)
+                            log_dirs_argument, write_group_list)
 from .output import OutputFormat, err, guarded_output, output_option, write_listing
 
 HELP = (
@@ -68,7 +68,8 @@ def streams_groups(
     groups = StreamsGroups(dirs)
     if list_:
         rows = [r for r in groups.list() if not states or r["state"] in states]
-        guarded_output(lambda: _list(groups, rows, state, output.value))
+        guarded_output(lambda: write_group_list(rows, state, "streams", output.value,
+                                                 lambda: _notes(groups)))
         return
     view = "members" if members else "state" if state else "offsets"
     reports = groups.describe(None if all_groups else list(group or []), view, verbose)
@@ -79,14 +80,6 @@ def _notes(groups) -> int:
     from .consumer_groups import print_provenance
 
     return print_provenance(groups.groups, "list")
-
-
-def _list(groups, rows: list, include_state: bool, output: str) -> int:
-    from ..formatters.group_sections import state_list_section
-
-    write_listing(output, state_list_section(rows, include_state, "streams-group-list"))
-    sys.stdout.flush()
-    return _notes(groups)
 
 
 def _describe(groups, reports: list, view: str, verbose: bool, output: str) -> int:

@@ -44,7 +44,7 @@ from ..storage.log_dir import log_segments
 from .consumer_group import CONSUMER_GROUP_TYPES, ConsumerGroupRecords
 from .share_group import SHARE_GROUP_RECORD_TYPES, ShareGroupRecords
 from .streams_group import STREAMS_GROUP_TYPES, StreamsGroupRecords
-from .group_metadata import Group, GroupType, Member, classic_group
+from .group_metadata import Group, Member, classic_group
 from .offset_commits import (OffsetAndMetadata, TopicPartition, decode_offset_commit_key,
                              decode_offset_commit_value)
 

@@ -65,12 +65,16 @@ class _Corrupt(Exception):
 
 
 def compare_index(kind: IndexKind, existing: str, rebuilt: str, base_offset: int,
-                  log: FileRecords, valid_bytes: int) -> IndexComparison:
+                  log: FileRecords, valid_bytes: int,
+                  preallocated: bool = False) -> IndexComparison:
     """Compare the index file ``existing`` with the freshly built ``rebuilt`` one.
 
     ``log`` is the segment's ``.log`` (read-only) and ``valid_bytes`` where its valid batches
     end. A missing ``.txnindex`` equals a rebuilt one without entries: Kafka only creates the
-    file for its first aborted transaction.
+    file for its first aborted transaction. ``preallocated``: the segment is the active one of
+    the KRaft metadata log, whose indexes the raft layer leaves at their preallocated size
+    even when it stops cleanly (it recovers the whole log, and so rebuilds them, at every
+    start); a zero-filled tail after the right entries is then what Kafka leaves, not damage.
     """
     new = read_bytes(rebuilt) if os.path.exists(rebuilt) else b""
     count = len(new) // ENTRY_SIZES[kind]  # a rebuilt index holds whole entries only
@@ -90,6 +94,16 @@ def compare_index(kind: IndexKind, existing: str, rebuilt: str, base_offset: int
     except PylogctlError as exc:  # an unknown .txnindex entry version
         return IndexComparison(kind, "different", whole, count, None, "corrupt", exc.message)
     difference = _first_difference(old_entries, new_entries)
+    if preallocated and zeros is not None and old_entries[:zeros] == new_entries[:zeros] \
+            and len(new_entries) <= zeros + 1:
+        # the rebuilt time index may end with the segment's largest timestamp, an entry a log
+        # appends only when it closes the segment
+        return IndexComparison(kind, "different", whole, count, difference, "benign",
+                               f"the same first {min(zeros, len(new_entries))} entries, then "
+                               f"the zero-filled preallocated tail the raft layer keeps on the "
+                               f"metadata log's active segment even after a clean stop (Kafka "
+                               f"recovers that log from offset 0, rebuilding its indexes, at "
+                               f"every start)")
     try:
         explanation = _judge(kind, old, old_entries, new_entries, log, valid_bytes, rebuilt)
         verdict: Verdict = "benign"

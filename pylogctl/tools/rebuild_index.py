@@ -51,6 +51,7 @@ from ..storage.producer_state import (ProducerStateManager, load_producers_from_
 from ..storage.segment import LogSegment
 from ..storage.time_index import TimeIndex
 from ..storage.transaction_index import TransactionIndex
+from ..storage.kraft_configs import METADATA_PARTITION_DIR
 from ..storage.log_manager import LogDir
 from .config import ConfigOptions, TopicConfigs
 from .dump_files import PathKind, classify_path
@@ -149,6 +150,12 @@ def segment_bases(partition_dir: str) -> list[int]:
     """Base offsets of the partition dir's ``{base:020d}.log`` files, ascending."""
     return [b for b, path in log_segments(partition_dir)
             if os.path.basename(path) == log_filename(b)]
+
+
+def is_metadata_log(target: PartitionTarget) -> bool:
+    """The KRaft metadata log, whose active segment is the last of the partition's."""
+    return (os.path.basename(target.partition_dir) == METADATA_PARTITION_DIR
+            and target.bases[-1] == max(segment_bases(target.partition_dir)))
 
 
 def resolve_targets(paths: list[str]) -> list[PartitionTarget]:
@@ -444,8 +451,9 @@ class IndexRebuild:
                     if kind == "txn-index" and state is None:
                         continue
                     path = segment_file(target.partition_dir, base, suffix)
-                    comparison = compare_index(kind, path, rebuilt[kind], base, log,
-                                               result.valid_bytes)
+                    comparison = compare_index(
+                        kind, path, rebuilt[kind], base, log, result.valid_bytes,
+                        preallocated=base == target.bases[-1] and is_metadata_log(target))
                     result.indexes.append(IndexResult(path, comparison, _action(comparison)))
         except LogSegmentOffsetOverflowError as exc:
             result.error = exc.at(log_path)

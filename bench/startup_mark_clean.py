@@ -1,0 +1,156 @@
+"""Benchmark: the real Kafka broker's start-up after a crash, with and without
+``pylogctl recover --execute --mark-clean`` first.
+
+Usage::
+
+    python bench/startup_mark_clean.py [--size-mib 2048] [--partitions 4] [--keep]
+                                       [--whole-log] [--dir /tmp/pylogctl-bench-startup]
+
+What it does, in one run:
+
+1. Starts a real Kafka 4.4 broker (KRaft, ``tests/kafka_jvm.py``; the jars of
+   ``tests/install-tools.sh``) and fills one topic of ``--partitions`` partitions with
+   ``--size-mib`` MiB through Kafka's own ``ProducerPerformance`` (1 KiB records, lz4 off,
+   ``acks=1``), 256 MiB segments, then SIGKILLs it: no ``.kafka_cleanshutdown``, recovery
+   points behind the log ends, active indexes preallocated. Kafka flushes a segment when it
+   rolls, so only the active segments are then behind the recovery point; ``--whole-log``
+   also deletes ``recovery-point-offset-checkpoint`` (a broker killed before it first wrote
+   it, or a lost file), so that every segment must be recovered.
+2. Copies the dir twice (page cache warm for both) and:
+
+   a) the floor: ``cat`` of every segment to ``/dev/null``;
+   b) Kafka recovering it itself: the broker starts on copy A; its ``LogManager`` line
+      ``Loaded N logs in X ms`` and the wall time until ``Kafka Server started``;
+   c) ``pylogctl recover --execute --mark-clean`` on copy B (wall time, the CLI), then the
+      broker starts on B: the same two figures, and whether its log says it found the clean
+      shutdown file and recovered no segment.
+
+3. Both brokers must serve the same log end offsets (``kafka-get-offsets``).
+
+Prints the figures and ratios (Kafka's own load time over the one after ``--mark-clean``;
+pylogctl's recovery over Kafka's, and over the ``cat`` floor). Never fails on a timing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+from kafka_jvm import KafkaBroker, require_kafka, run_tool  # noqa: E402
+
+TOPIC = "bench"
+LOADED = re.compile(r"Loaded (\d+) logs in (\d+)ms")
+
+
+def fill(log_dir: Path, work: Path, size_mib: int, partitions: int) -> None:
+    broker = KafkaBroker(log_dir=log_dir, work_dir=work / "fill")
+    broker.format()
+    broker.start()
+    try:
+        broker.tool("kafka-topics", "--create", "--topic", TOPIC, "--partitions",
+                    str(partitions), "--config", f"segment.bytes={256 * 1024 * 1024}")
+        records = size_mib * 1024 * 1024 // 1100  # ~1 KiB values plus record overhead
+        out = run_tool("org.apache.kafka.tools.ProducerPerformance", "--topic", TOPIC,
+                       "--num-records", str(records), "--record-size", "1024",
+                       "--throughput", "-1", "--producer-props",
+                       f"bootstrap.servers={broker.bootstrap}", "acks=1", "linger.ms=20",
+                       "batch.size=262144", "compression.type=none", timeout=1800)
+        if out.returncode != 0:
+            raise SystemExit(f"ProducerPerformance failed:\n{out.stderr[-2000:]}")
+        print(out.stdout.strip().splitlines()[-1], file=sys.stderr)
+    finally:
+        broker.kill()
+
+
+def cat_floor(log_dir: Path) -> float:
+    segments = sorted(str(p) for p in log_dir.glob(f"{TOPIC}-*/*.log"))
+    started = time.perf_counter()
+    subprocess.run(["cat", *segments], stdout=subprocess.DEVNULL, check=True)
+    return time.perf_counter() - started
+
+
+def warm(log_dir: Path) -> None:
+    cat_floor(log_dir)
+
+
+def start(log_dir: Path, work: Path) -> dict:
+    broker = KafkaBroker(log_dir=log_dir, work_dir=work)
+    started = time.perf_counter()
+    broker.start(timeout=1800)
+    wall = time.perf_counter() - started
+    try:
+        offsets = broker.tool("kafka-get-offsets", "--topic", TOPIC, "--time", "-1").stdout
+    finally:
+        broker.stop()
+    log = broker.log_text()
+    loaded = [int(m.group(2)) for m in LOADED.finditer(log)]
+    return {"wall": wall, "load_ms": sum(loaded), "ends": sorted(offsets.split()),
+            "recovered_segments": log.count("Recovering unflushed segment")
+            - log.count("Recovering unflushed segment 0. 0 recovered for __cluster_metadata"),
+            "clean": "since clean shutdown file was found" in log}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size-mib", type=int, default=2048)
+    parser.add_argument("--partitions", type=int, default=4)
+    parser.add_argument("--dir", default="/tmp/pylogctl-bench-startup")
+    parser.add_argument("--keep", action="store_true")
+    parser.add_argument("--whole-log", action="store_true",
+                        help="delete recovery-point-offset-checkpoint: every segment recovers")
+    args = parser.parse_args()
+    require_kafka()
+    root = Path(args.dir)
+    shutil.rmtree(root, ignore_errors=True)
+    source = root / "source"
+    fill(source, root, args.size_mib, args.partitions)
+    if args.whole_log:
+        (source / "recovery-point-offset-checkpoint").unlink()
+    theirs, ours = root / "kafka" / "logs", root / "pylogctl" / "logs"
+    shutil.copytree(source, theirs)
+    shutil.copytree(source, ours)
+    size = sum(p.stat().st_size for p in source.glob(f"{TOPIC}-*/*.log"))
+    warm(theirs)
+    floor = cat_floor(theirs)
+    kafka = start(theirs, root / "kafka" / "broker")
+    warm(ours)
+    began = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "pylogctl", "recover", str(ours), "--execute",
+                           "--mark-clean"], capture_output=True, text=True)
+    recover_wall = time.perf_counter() - began
+    if done.returncode != 0:
+        raise SystemExit(f"pylogctl recover failed:\n{done.stderr[-2000:]}")
+    marked = start(ours, root / "pylogctl" / "broker")
+    print(f"data: {size / 2**20:.0f} MiB in {args.partitions} partitions "
+          f"(segments of 256 MiB), the broker SIGKILLed after filling them"
+          f"{', its recovery points lost' if args.whole_log else ''}")
+    print(f"{'measurement':58} {'seconds':>9}")
+    print(f"{'cat of every segment (I/O floor)':58} {floor:9.2f}")
+    print(f"{'Kafka recovers it itself: LogManager load':58} {kafka['load_ms'] / 1000:9.2f}")
+    print(f"{'  ... start to serving (wall)':58} {kafka['wall']:9.2f}")
+    print(f"{'pylogctl recover --execute --mark-clean (CLI, wall)':58} {recover_wall:9.2f}")
+    print(f"{'Kafka after --mark-clean: LogManager load':58} {marked['load_ms'] / 1000:9.2f}")
+    print(f"{'  ... start to serving (wall)':58} {marked['wall']:9.2f}")
+    print(f"segments Kafka recovered: {kafka['recovered_segments']} on its own, "
+          f"{marked['recovered_segments']} after --mark-clean "
+          f"(clean shutdown file found: {marked['clean']})")
+    print(f"same log end offsets served: {kafka['ends'] == marked['ends']}")
+    load = kafka["load_ms"] / max(1, marked["load_ms"])
+    print(f"ratios: Kafka's own log load / its load after --mark-clean = {load:.1f}x; "
+          f"pylogctl recover / Kafka's own load = "
+          f"{recover_wall / max(0.001, kafka['load_ms'] / 1000):.2f}x; "
+          f"pylogctl recover / cat = {recover_wall / floor:.2f}x")
+    if not args.keep:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
