@@ -23,13 +23,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..storage.log_config import LogConfig
-from ..storage.topic_config import BROKER_SYNONYMS
 from .config_manager import ConfigManager, static_broker_configs
 from .error_codes import Errors
 from .protocol import Request
 from .replica_manager import ReplicaManager, topic_name_problem
-from ..storage.topic_config_def import (BOOLEAN, INT, STRING, TOPIC_CONFIG_KEYS, ConfigError,
-                               is_list, parse_value, render_value)
+from ..storage.topic_config_def import (BOOLEAN, BROKER_SYNONYMS, INT, STRING, TOPIC_CONFIG_KEYS,
+                                        ConfigError, is_list, parse_value, render_value)
 
 if TYPE_CHECKING:
     from .server import BrokerConfig

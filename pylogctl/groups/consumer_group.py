@@ -119,7 +119,8 @@ class ConsumerGroupRecords:
                             for m in self.members.values())
         assignors.pop(None, None)
         preferred = max(sorted(assignors), key=assignors.__getitem__, default=DEFAULT_ASSIGNOR)
-        members.sort(key=lambda m: self.joined.get(m.member_id, -1))  # the coordinator's insertion order
+        # the coordinator's insertion order: the first record of each member
+        members.sort(key=lambda m: self.joined.get(m.member_id, -1))
         members = timeline_order(members, lambda m: java_string_hash(m.member_id))
         return Group(self.group_id, partition, GroupType.CONSUMER, CONSUMER_PROTOCOL_TYPE, state,
                      generation=self.epoch, protocol=preferred,

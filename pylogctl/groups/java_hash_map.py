@@ -71,12 +71,12 @@ _GOLDEN = 0x9E3779B97F4A7C15  # -7046029254386353131 as an unsigned long
 def timeline_order(items: Iterable[T], hash_code: Callable[[T], int]) -> list[T]:
     """``items`` (in insertion order) as a ``TimelineHashMap`` of the group coordinator
     iterates them: by slot, each slot from its last inserted key back to its first
-    (``SnapshottableHashTable``'s iterators pop a slot's keys off the end). A slot is the top bits of the key's
-    ``hashCode`` (sign-extended) times the golden ratio (``BaseHashTable.findSlot``). The table
-    starts with 2 slots and doubles when a put, a replacement included, would fill it past 3/4;
-    every member is put at least twice on load (its metadata and its assignment), so the last
-    put finds all of them in. The size reached before members left is not on disk: the table
-    is sized for the members that remain."""
+    (``SnapshottableHashTable``'s iterators pop a slot's keys off the end). A slot is the top
+    bits of the key's ``hashCode`` (sign-extended) times the golden ratio
+    (``BaseHashTable.findSlot``). The table starts with 2 slots and doubles when a put, a
+    replacement included, would fill it past 3/4; every member is put at least twice on load
+    (its metadata and its assignment), so the last put finds all of them in. The size reached
+    before members left is not on disk: the table is sized for the members that remain."""
     items = list(items)
     slots = 2
     for size in range(len(items) + 1):

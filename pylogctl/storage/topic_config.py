@@ -5,7 +5,8 @@ set, the broker's value of the matching broker-level name (``retention.ms`` <- `
 ``log.retention.minutes`` or ``log.retention.hours``, the first set, converted to ms; Kafka's
 ``ServerTopicConfigSynonyms``), else Kafka's default (the names, synonyms and defaults are
 :mod:`.topic_config_def`'s, Kafka 4.4's; a topic shows every one, as ``kafka-configs --describe
---all`` does, and the Kafka 3.x configs 4.0 removed where a source sets them). Offline, the sources are, strongest first:
+--all`` does, and the Kafka 3.x configs 4.0 removed where a source sets them). Offline, the
+sources are, strongest first:
 
 1. ``--config NAME=VALUE`` with a topic config name;
 2. a properties file (``--config-file``), its topic config names;

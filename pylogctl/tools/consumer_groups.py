@@ -64,13 +64,13 @@ def java_order(group_id: str) -> bytes:
     return group_id.encode("utf-16-be", "surrogatepass")
 
 
-def parse_states(text: str) -> set[str]:
-    """``--state stable,empty``: Kafka's case-insensitive parse and its error."""
-    by_upper = {s.upper(): s for s in GroupState.ALL}
+def parse_states(text: str, valid: Sequence[str] = GroupState.ALL) -> set[str]:
+    """``--state stable,empty``: Kafka's case-insensitive parse and its error; ``valid``: the
+    states of the group type, in the order Kafka names them."""
+    by_upper = {s.upper(): s for s in valid}
     states = {by_upper.get(s.strip().upper()) for s in text.split(",")}
     if None in states:
-        raise UsageError(f"Invalid state list '{text}'. Valid states are: "
-                         f"{', '.join(GroupState.ALL)}")
+        raise UsageError(f"Invalid state list '{text}'. Valid states are: {', '.join(valid)}")
     return states  # type: ignore[return-value]
 
 

@@ -28,6 +28,7 @@ from ..groups.java_hash_map import partition_order
 from ..groups.offset_commits import TopicPartition
 from ..groups.streams_group import TaskAssignment, Tasks
 from .consumer_groups import ConsumerGroups, java_order
+from .consumer_groups import parse_states as parse_consumer_group_states
 
 VIEWS = ("offsets", "members", "state")
 DEFAULT_ASSIGNOR = "sticky"  # StickyTaskAssignor, the first of group.streams.assignors
@@ -51,14 +52,8 @@ def describe_columns(view: str, verbose: bool) -> tuple[str, ...]:
 
 
 def parse_states(text: str) -> set[str]:
-    """``--state notready,stable``: Kafka's case-insensitive parse, for a streams group."""
-    from ..errors import UsageError
-
-    by_upper = {s.upper(): s for s in STATES}
-    states = {by_upper.get(s.strip().upper()) for s in text.split(",")}
-    if None in states:
-        raise UsageError(f"Invalid state list '{text}'. Valid states are: {', '.join(STATES)}")
-    return states  # type: ignore[return-value]
+    """``--state notready,stable``: the states a streams group can be in."""
+    return parse_consumer_group_states(text, STATES)
 
 
 @dataclass

@@ -29,14 +29,11 @@ import pytest
 
 from kafka_jvm import KafkaBroker
 from kafka_scenarios import killed_scenario
+from kafka_served import REPAIR_LINES
 from support import run_pylogctl
 
 CHECKPOINTS = ("recovery-point-offset-checkpoint", "replication-offset-checkpoint",
                "log-start-offset-checkpoint")
-# what Kafka's LogLoader logs when it has to repair a log (none may appear after pylogctl)
-REPAIR_LINES = ("Could not find offset index file", "Found a corrupted index file",
-                "Found invalid messages", "Truncating", "since no clean shutdown file was found "
-                "and the segment is corrupt", "Deleting segment")
 
 
 def tear(log_dir: Path) -> None:
