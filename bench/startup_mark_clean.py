@@ -3,15 +3,20 @@
 
 Usage::
 
-    python bench/startup_mark_clean.py [--size-mib 2048] [--partitions 4] [--keep]
-                                       [--whole-log] [--dir /tmp/pylogctl-bench-startup]
+    python bench/startup_mark_clean.py [--size-mib 2048] [--partitions 4] [--segment-mib 256]
+                                       [--threads 1,2] [--keep] [--whole-log]
+                                       [--dir /tmp/pylogctl-bench-startup]
+
+    # thousands of small partitions, as on a broker with many topics:
+    python bench/startup_mark_clean.py --size-mib 1024 --partitions 1000 --segment-mib 1 \
+                                       --whole-log
 
 What it does, in one run:
 
 1. Starts a real Kafka 4.4 broker (KRaft, ``tests/kafka_jvm.py``; the jars of
    ``tests/install-tools.sh``) and fills one topic of ``--partitions`` partitions with
    ``--size-mib`` MiB through Kafka's own ``ProducerPerformance`` (1 KiB records, lz4 off,
-   ``acks=1``), 256 MiB segments, then SIGKILLs it: no ``.kafka_cleanshutdown``, recovery
+   ``acks=1``), segments of ``--segment-mib`` MiB, then SIGKILLs it: no ``.kafka_cleanshutdown``, recovery
    points behind the log ends, active indexes preallocated. Kafka flushes a segment when it
    rolls, so only the active segments are then behind the recovery point; ``--whole-log``
    also deletes ``recovery-point-offset-checkpoint`` (a broker killed before it first wrote
@@ -21,9 +26,11 @@ What it does, in one run:
    a) the floor: ``cat`` of every segment to ``/dev/null``;
    b) Kafka recovering it itself: the broker starts on copy A; its ``LogManager`` line
       ``Loaded N logs in X ms`` and the wall time until ``Kafka Server started``;
-   c) ``pylogctl recover --execute --mark-clean`` on copy B (wall time, the CLI), then the
-      broker starts on B: the same two figures, and whether its log says it found the clean
-      shutdown file and recovered no segment.
+   c) ``pylogctl recover --execute --mark-clean --threads N`` on a copy per N of
+      ``--threads`` (wall time, the CLI; Kafka 4's own default is 2 recovery threads per log
+      dir, ``num.recovery.threads.per.data.dir``), then the broker starts on the last copy:
+      the same two figures, and whether its log says it found the clean shutdown file and
+      recovered no segment.
 
 3. Both brokers must serve the same log end offsets (``kafka-get-offsets``).
 
@@ -50,13 +57,13 @@ TOPIC = "bench"
 LOADED = re.compile(r"Loaded (\d+) logs in (\d+)ms")
 
 
-def fill(log_dir: Path, work: Path, size_mib: int, partitions: int) -> None:
+def fill(log_dir: Path, work: Path, size_mib: int, partitions: int, segment_mib: int) -> None:
     broker = KafkaBroker(log_dir=log_dir, work_dir=work / "fill")
     broker.format()
     broker.start()
     try:
         broker.tool("kafka-topics", "--create", "--topic", TOPIC, "--partitions",
-                    str(partitions), "--config", f"segment.bytes={256 * 1024 * 1024}")
+                    str(partitions), "--config", f"segment.bytes={segment_mib * 1024 * 1024}")
         records = size_mib * 1024 * 1024 // 1100  # ~1 KiB values plus record overhead
         out = run_tool("org.apache.kafka.tools.ProducerPerformance", "--topic", TOPIC,
                        "--num-records", str(records), "--record-size", "1024",
@@ -102,6 +109,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size-mib", type=int, default=2048)
     parser.add_argument("--partitions", type=int, default=4)
+    parser.add_argument("--segment-mib", type=int, default=256)
+    parser.add_argument("--threads", default="1,2",
+                        help="comma-separated recover --threads values, one copy each")
     parser.add_argument("--dir", default="/tmp/pylogctl-bench-startup")
     parser.add_argument("--keep", action="store_true")
     parser.add_argument("--whole-log", action="store_true",
@@ -111,32 +121,40 @@ def main() -> None:
     root = Path(args.dir)
     shutil.rmtree(root, ignore_errors=True)
     source = root / "source"
-    fill(source, root, args.size_mib, args.partitions)
+    fill(source, root, args.size_mib, args.partitions, args.segment_mib)
     if args.whole_log:
         (source / "recovery-point-offset-checkpoint").unlink()
-    theirs, ours = root / "kafka" / "logs", root / "pylogctl" / "logs"
+    theirs = root / "kafka" / "logs"
     shutil.copytree(source, theirs)
-    shutil.copytree(source, ours)
     size = sum(p.stat().st_size for p in source.glob(f"{TOPIC}-*/*.log"))
     warm(theirs)
     floor = cat_floor(theirs)
     kafka = start(theirs, root / "kafka" / "broker")
-    warm(ours)
-    began = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "pylogctl", "recover", str(ours), "--execute",
-                           "--mark-clean"], capture_output=True, text=True)
-    recover_wall = time.perf_counter() - began
-    if done.returncode != 0:
-        raise SystemExit(f"pylogctl recover failed:\n{done.stderr[-2000:]}")
-    marked = start(ours, root / "pylogctl" / "broker")
+    walls: dict[int, float] = {}
+    for threads in [int(t) for t in args.threads.split(",")]:
+        ours = root / f"pylogctl-{threads}" / "logs"
+        shutil.copytree(source, ours)
+        warm(ours)
+        began = time.perf_counter()
+        done = subprocess.run([sys.executable, "-m", "pylogctl", "recover", str(ours),
+                               "--execute", "--mark-clean", "--threads", str(threads)],
+                              capture_output=True, text=True)
+        walls[threads] = time.perf_counter() - began
+        if done.returncode != 0:
+            raise SystemExit(f"pylogctl recover failed:\n{done.stderr[-2000:]}")
+    marked = start(ours, ours.parent / "broker")
+    recover_wall = min(walls.values())
     print(f"data: {size / 2**20:.0f} MiB in {args.partitions} partitions "
-          f"(segments of 256 MiB), the broker SIGKILLed after filling them"
+          f"(segments of {args.segment_mib} MiB), the broker SIGKILLed after filling them"
           f"{', its recovery points lost' if args.whole_log else ''}")
     print(f"{'measurement':58} {'seconds':>9}")
     print(f"{'cat of every segment (I/O floor)':58} {floor:9.2f}")
-    print(f"{'Kafka recovers it itself: LogManager load':58} {kafka['load_ms'] / 1000:9.2f}")
+    print(f"{'Kafka recovers it itself (2 threads): LogManager load':58} "
+          f"{kafka['load_ms'] / 1000:9.2f}")
     print(f"{'  ... start to serving (wall)':58} {kafka['wall']:9.2f}")
-    print(f"{'pylogctl recover --execute --mark-clean (CLI, wall)':58} {recover_wall:9.2f}")
+    for threads, wall in walls.items():
+        label = f"pylogctl recover --execute --mark-clean --threads {threads} (CLI)"
+        print(f"{label:58} {wall:9.2f}")
     print(f"{'Kafka after --mark-clean: LogManager load':58} {marked['load_ms'] / 1000:9.2f}")
     print(f"{'  ... start to serving (wall)':58} {marked['wall']:9.2f}")
     print(f"segments Kafka recovered: {kafka['recovered_segments']} on its own, "

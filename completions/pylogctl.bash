@@ -31,8 +31,8 @@ _pylogctl_spec() {
             vopts='--backup-dir --index-interval-bytes --config --config-file -o --output' ;;
         'recover')
             subs=''
-            opts='--execute --backup-dir --check --mark-clean --config --config-file -o --output -h --help'
-            vopts='--backup-dir --config --config-file -o --output' ;;
+            opts='--execute --backup-dir --check --mark-clean --threads --config --config-file -o --output -h --help'
+            vopts='--backup-dir --threads --config --config-file -o --output' ;;
         'retention')
             subs=''
             opts='--topic --partition --config --config-file --now-ms --execute --backup-dir -o --output -h --help'

@@ -52,7 +52,7 @@ function __pylogctl_path --description 'The pylogctl subcommand typed so far'
                 set skip 1
             case 'pylogctl rebuild-index|--backup-dir' 'pylogctl rebuild-index|--index-interval-bytes' 'pylogctl rebuild-index|--config' 'pylogctl rebuild-index|--config-file' 'pylogctl rebuild-index|-o' 'pylogctl rebuild-index|--output'
                 set skip 1
-            case 'pylogctl recover|--backup-dir' 'pylogctl recover|--config' 'pylogctl recover|--config-file' 'pylogctl recover|-o' 'pylogctl recover|--output'
+            case 'pylogctl recover|--backup-dir' 'pylogctl recover|--threads' 'pylogctl recover|--config' 'pylogctl recover|--config-file' 'pylogctl recover|-o' 'pylogctl recover|--output'
                 set skip 1
             case 'pylogctl retention|--topic' 'pylogctl retention|--partition' 'pylogctl retention|--config' 'pylogctl retention|--config-file' 'pylogctl retention|--now-ms' 'pylogctl retention|--backup-dir' 'pylogctl retention|-o' 'pylogctl retention|--output'
                 set skip 1
@@ -179,6 +179,7 @@ complete -c pylogctl -n '__pylogctl_at pylogctl recover' -l execute -f -d 'Apply
 complete -c pylogctl -n '__pylogctl_at pylogctl recover' -l backup-dir -r -f -a '(__fish_complete_directories (commandline -ct))' -d 'With --execute: keep a copy of every file changed or deleted under DIR, which mirrors the log dir (an existing copy is kept: it is older).'
 complete -c pylogctl -n '__pylogctl_at pylogctl recover' -l check -f -d 'Exit 1 if the plan would change anything (for scripts: is recovery needed?).'
 complete -c pylogctl -n '__pylogctl_at pylogctl recover' -l mark-clean -f -d 'After a full recovery of a log dir, leave it as Kafka\'s clean shutdown does (the broker then skips recovery).'
+complete -c pylogctl -n '__pylogctl_at pylogctl recover' -l threads -r -f -d 'Partitions recovered at once per log dir (Kafka\'s num.recovery.threads.per.data.dir)'
 complete -c pylogctl -n '__pylogctl_at pylogctl recover' -l config -r -f -d 'A topic config (or a broker synonym such as log.retention.hours) that beats every other source; repeatable.'
 complete -c pylogctl -n '__pylogctl_at pylogctl recover' -l config-file -r -F -d 'A properties file: topic config names override the metadata log; broker-level names (a server.properties) are broker defaults.'
 complete -c pylogctl -n '__pylogctl_at pylogctl recover' -s o -l output -r -f -a 'text table json ndjson yaml' -d 'text; json (one object per partition); ndjson (one step per line); yaml. table: the items as rows (a rich table on a terminal, plain columns when piped). [default: text]'

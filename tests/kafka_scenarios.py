@@ -78,6 +78,12 @@ def killed_scenario(version: str = KAFKA_VERSION) -> Scenario:
     return _cached("killed", _generate_killed, version)
 
 
+def raft_scenario(version: str = KAFKA_VERSION) -> Scenario:
+    """A log dir whose KRaft metadata log has several segments and snapshots, left by a real
+    broker SIGKILLed (cached)."""
+    return _cached("raft", _generate_raft, version)
+
+
 def _cached(kind: str, generate, version: str) -> Scenario:
     require_kafka(version)
     root = CACHE / f"{kind}-{_generator_key(version)}"
@@ -173,6 +179,25 @@ def _generate_killed(root: Path, version: str) -> None:
         broker.kill()
         stop.set()
         thread.join(10)
+    finally:
+        broker.kill()
+
+
+def _generate_raft(root: Path, version: str) -> None:
+    """A snapshot every second and a new metadata segment every 1.5 s (the raft layer's
+    no-op records keep the log growing), a few topics, then SIGKILL."""
+    broker = KafkaBroker(log_dir=root / "logs", work_dir=root / "broker", version=version,
+                         overrides={"metadata.log.max.snapshot.interval.ms": 1000,
+                                    "metadata.log.segment.ms": 1500})
+    broker.format()
+    broker.start()
+    meta = root / "logs" / "__cluster_metadata-0"
+    try:
+        for i in range(3):
+            _topic(broker, f"raft-{i}", 2)
+        _wait_until("wrote six metadata segments and six snapshots",
+                    lambda: len(list(meta.glob("*.log"))) >= 6
+                    and len(list(meta.glob("*-*.checkpoint"))) >= 6, timeout=120)
     finally:
         broker.kill()
 

@@ -6,6 +6,7 @@ summary and problems to stderr, a progress bar to stderr when it is a terminal.
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, List, Optional
 
 import typer
@@ -37,6 +38,9 @@ HELP = (
     "Each partition is recovered with its topic's configs (index.interval.bytes spaces the "
     "rebuilt index entries), from the sources `pylogctl config` shows: the KRaft metadata "
     "log, --config and --config-file.\n\n"
+    "--threads N partitions of a log dir are recovered at once (default: the CPU count); "
+    "the output keeps the partitions' order, and the changed checkpoint entries are written "
+    "once per log dir, after its last partition.\n\n"
     "Exit codes here: 1 when --check finds something to change, or a partition cannot be "
     "planned because of bad data; 3 when a file cannot be read; 4 when a broker holds a log "
     "dir's .lock, in every mode."
@@ -57,6 +61,10 @@ def recover(
     mark_clean: bool = typer.Option(False, "--mark-clean", help="After a full recovery of a "
                                     "log dir, leave it as Kafka's clean shutdown does (the "
                                     "broker then skips recovery)."),
+    threads: Optional[int] = typer.Option(None, "--threads", metavar="N", min=1,
+                                          help="Partitions recovered at once per log dir "
+                                          "(Kafka's num.recovery.threads.per.data.dir) "
+                                          "[default: the CPU count]", show_default=False),
     config: Optional[List[str]] = _config,
     config_file: Optional[str] = _config_file,
     output: OutputFormat = output_option("text; json (one object per partition); ndjson (one "
@@ -69,6 +77,7 @@ def recover(
 
     run = Recovery(list(paths), RecoverOptions(execute=execute, backup_dir=backup_dir,
                                                mark_clean=mark_clean,
+                                               threads=threads or os.cpu_count() or 1,
                                                config=make_config_options(config, config_file)))
     guarded_output(lambda: _run(run, output.value, check))
 
@@ -93,7 +102,7 @@ def _run(run: Recovery, output: str, check: bool) -> int:
     if not done:
         err("pylogctl: no partitions found")
     elif run.options.execute:
-        backups = sum(len(s.result.backups) for s in done if s.result)
+        backups = sum(len(s.result.backups) for s in done if s.result) + len(run.backups)
         err(f"executed: recovered {counts}" + (f"; {backups} files backed up" if backups else ""))
     else:
         err(f"plan: {counts} to change; nothing changed"

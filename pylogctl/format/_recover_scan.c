@@ -58,18 +58,17 @@ typedef struct {
     Py_ssize_t len, cap;
 } RsPacked;
 
-/* Room for one more entry of `size` bytes; -1 with MemoryError set. */
+/* Room for one more entry of `size` bytes; -1 when out of memory (no exception set: the
+   loop runs without the GIL, and the caller raises MemoryError once it has it back). */
 static int
 rs_reserve(RsPacked *b, Py_ssize_t size)
 {
     if (b->len + size <= b->cap)
         return 0;
     Py_ssize_t cap = b->cap ? b->cap * 2 : 4096;
-    unsigned char *d = PyMem_Realloc(b->data, (size_t)cap);
-    if (d == NULL) {
-        PyErr_NoMemory();
+    unsigned char *d = PyMem_RawRealloc(b->data, (size_t)cap);
+    if (d == NULL)
         return -1;
-    }
     b->data = d;
     b->cap = cap;
     return 0;
@@ -150,7 +149,12 @@ scan_recovery(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     int64_t last_plain = 0, replay_at = -1;
     int has_plain = 0;
     PyObject *result = NULL;
+    int out_of_memory = 0;
 
+    /* The loop reads only the buffer (exported, so an mmap cannot close under it) and C
+       locals: other threads run meanwhile (recover --threads); the GIL is taken back only to
+       look a producer id up in the set. */
+    PyThreadState *unlocked = PyEval_SaveThread();
     while (position < limit) {
         const int64_t pos = position;
         /* iter_batches: fewer than 18 bytes left ends the scan (end - pos > 17 below) */
@@ -208,21 +212,26 @@ scan_recovery(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             if (producer_mode == RS_PRODUCERS_ALL || transactional) {
                 replay = 1;
             }
-            else if (PySet_GET_SIZE(producer_ids) > 0) {
-                PyObject *pid = PyLong_FromLongLong(producer_id);
-                if (pid == NULL)
-                    goto done;
-                int found = PySet_Contains(producer_ids, pid);
-                Py_DECREF(pid);
+            else {
+                PyEval_RestoreThread(unlocked);
+                int found = 0;
+                if (PySet_GET_SIZE(producer_ids) > 0) {
+                    PyObject *pid = PyLong_FromLongLong(producer_id);
+                    found = pid == NULL ? -1 : PySet_Contains(producer_ids, pid);
+                    Py_XDECREF(pid);
+                }
                 if (found < 0)
-                    goto done;
+                    goto done;  /* with the GIL, and the exception set */
+                unlocked = PyEval_SaveThread();
                 replay = found;
             }
         }
         /* the batch is done: commit it */
         if (index_now) {
-            if (rs_reserve(&oi, 8) < 0 || (time_entry && rs_reserve(&ti, 12) < 0))
-                goto done;
+            if (rs_reserve(&oi, 8) < 0 || (time_entry && rs_reserve(&ti, 12) < 0)) {
+                out_of_memory = 1;
+                break;
+            }
             kw_put32(oi.data + oi.len, (uint32_t)(last_offset - base));
             kw_put32(oi.data + oi.len + 4, (uint32_t)pos);
             oi.len += 8;
@@ -250,6 +259,11 @@ scan_recovery(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         last_plain = last_offset;
         has_plain = 1;
     }
+    PyEval_RestoreThread(unlocked);
+    if (out_of_memory) {
+        PyErr_NoMemory();
+        goto done;
+    }
 
     {
         PyObject *oi_bytes = PyBytes_FromStringAndSize((const char *)oi.data, oi.len);
@@ -270,8 +284,8 @@ scan_recovery(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         Py_XDECREF(ti_bytes);
     }
 done:
-    PyMem_Free(oi.data);
-    PyMem_Free(ti.data);
+    PyMem_RawFree(oi.data);
+    PyMem_RawFree(ti.data);
     PyBuffer_Release(&view);
     return result;
 }

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import enum
 import struct
+import threading
 import zlib
 
 from ..errors import CompressionError, UnsupportedFormatError
@@ -55,15 +56,17 @@ XERIAL_HEADER = XERIAL_MAGIC + struct.pack(">ii", 1, 1)
 XERIAL_BLOCK_SIZE = 32 * 1024
 LZ4_FRAME_MAGIC = b"\x04\x22\x4d\x18"
 
-_ZSTD_DCTX = None  # created on first use: the codec libraries load lazily (CLI start-up time)
+# one per thread, created on first use: the codec libraries load lazily (CLI start-up time),
+# and a ZstdDecompressor must not be shared by threads (recover --threads)
+_ZSTD = threading.local()
 
 
 def _zstd_dctx():
-    global _ZSTD_DCTX
-    if _ZSTD_DCTX is None:
+    dctx = getattr(_ZSTD, "dctx", None)
+    if dctx is None:
         import zstandard
-        _ZSTD_DCTX = zstandard.ZstdDecompressor()
-    return _ZSTD_DCTX
+        dctx = _ZSTD.dctx = zstandard.ZstdDecompressor()
+    return dctx
 
 
 def decompress(codec: Codec | int, data: bytes | memoryview, magic: int = 2) -> bytes:

@@ -50,6 +50,7 @@ class FileRecords:
     def __init__(self, path: str | os.PathLike[str], end: int | None = None) -> None:
         self.path = os.fspath(path)
         self.mutable = False
+        self._unsynced = False
         self._file = open_for_read(self.path)
         self._map: mmap.mmap | None = None
         self._view = memoryview(b"")
@@ -73,6 +74,7 @@ class FileRecords:
         self = cls.__new__(cls)
         self.path = os.fspath(path)
         self.mutable = True
+        self._unsynced = not file_already_exists
         self._map, self._view, self._mapped, self._released = None, memoryview(b""), 0, 0
         try:
             # not O_APPEND: Linux pwrite would ignore the offset and write after preallocation
@@ -200,6 +202,7 @@ class FileRecords:
             written = 0
             while written < size:
                 written += os.pwrite(self._file.fileno(), view[written:], self.end + written)
+        self._unsynced = True
         self.end += size
         self.file_size = max(self.file_size, self.end)
         return size
@@ -215,6 +218,7 @@ class FileRecords:
         if target_size < self.file_size:
             self._unmap()  # no page beyond the new end may stay mapped
             os.ftruncate(self._file.fileno(), target_size)
+            self._unsynced = True
             self.file_size = self.end = target_size
         return original - target_size
 
@@ -223,9 +227,12 @@ class FileRecords:
         self.truncate_to(self.end)
 
     def flush(self) -> None:
-        """fsync the data and the file's metadata."""
-        if self.mutable:
+        """fsync the data and the file's metadata, if this object changed them since it
+        opened the file or last flushed it (recovery opens thousands of segments mutable and
+        changes few; an fsync of an unchanged file still costs a journal commit)."""
+        if self.mutable and self._unsynced:
             os.fsync(self._file.fileno())
+            self._unsynced = False
 
     def close(self) -> None:
         if self.mutable and not self._file.closed:

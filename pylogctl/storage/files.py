@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ctypes
 import os
+import sys
 from typing import BinaryIO
 
 from ..errors import FileUnreadableError
@@ -52,6 +54,34 @@ def fsync_dir(path: str | os.PathLike[str]) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def sync_file_system(path: str | os.PathLike[str]) -> bool:
+    """Flush every file of the file system holding ``path`` (Linux ``syncfs``): one journal
+    commit instead of one per file, for a log dir of thousands of partitions whose every file
+    must be durable at once. False where ``syncfs`` is missing (then fsync file by file)."""
+    libc = _libc()
+    if libc is None:
+        return False
+    fd = os.open(os.fspath(path), os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        if libc.syncfs(fd) != 0:
+            err = ctypes.get_errno()
+            raise OSError(err, f"syncfs failed: {os.strerror(err)}", os.fspath(path))
+    finally:
+        os.close(fd)
+    return True
+
+
+def _libc():
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.syncfs.argtypes = [ctypes.c_int]
+        return libc
+    except (OSError, AttributeError):
+        return None
 
 
 def match_dir_owner(directory: str | os.PathLike[str]) -> None:

@@ -218,7 +218,10 @@ class _Applier:
                                "corrupt segment and creating an empty one with starting offset "
                                "%d", step.path, exc.message, base)
                 truncated = segment.truncate_to(base)
-            segment.flush()
+            # no fsync here (Kafka's recovery takes none either): nothing later relies on
+            # these bytes being durable, as the recovery point does not move past them; a
+            # crash that loses a rebuilt index or a cut leaves what the next plan repairs
+            # again, and --mark-clean flushes every file before its marker
         finally:
             segment.close()
         if truncated != step.truncated_bytes:

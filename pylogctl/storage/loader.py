@@ -34,6 +34,10 @@ The plan follows Kafka's order (``LogLoader.load``):
    epochs recovery found, then is truncated at the log end and the checkpointed log start.
 10. Producer state: remove stray snapshots, then rebuild to the log end.
 
+The KRaft metadata log is loaded the same way, with the inputs Kafka's raft layer gives it
+(log start 0, recovery point 0, never a clean shutdown), and its snapshots are then checked
+against the log, between steps 7 and 8 (:mod:`load_raft`).
+
 A recovery that would rewrite the same bytes (same indexes, nothing to cut) is listed under
 ``verified`` instead of ``steps``, so a plan made right after :func:`apply_load` is empty.
 Segments that step 6 or 7 deletes are not recovered first (Kafka does, to no effect), and
@@ -67,6 +71,7 @@ from .load_apply import apply_load
 from .load_plan import CreateSegment, LoadInputs, LoadPlan, RecoverSegment
 from .load_planner import LoadError, LoadPlanner
 from .load_producer_state import plan_producer_state
+from .load_raft import is_metadata_log_dir, plan_raft_snapshots
 from .load_recovery import (delete_segments_if_log_start_above_log_end, load_segment_files,
                             recover_log, recovery_steps)
 from .load_swaps import complete_swap_operations, remove_temp_files_and_collect_swaps
@@ -112,6 +117,10 @@ def _plan(p: LoadPlanner, inputs: LoadInputs) -> LoadPlan:
     recover_log(p)
     log_start_ckpt = inputs.log_start_offset_checkpoint
     log_end = delete_segments_if_log_start_above_log_end(p)
+    if is_metadata_log_dir(p.dir):
+        restart_at = plan_raft_snapshots(p, log_end)
+        if restart_at is not None:  # truncated fully: it starts, empty, at the snapshot
+            log_end = log_start_ckpt = restart_at
     changing: list[RecoverSegment] = []
     verifying: list[RecoverSegment] = []
     if log_end is not None:  # (when every segment goes, recovering them first is moot)

@@ -32,6 +32,7 @@ broker runs, and one dir per partition. Kafka's rules kept here (``LogManager.lo
 from __future__ import annotations
 
 import contextlib
+import copy
 import dataclasses
 import logging
 import os
@@ -45,7 +46,7 @@ from .checkpoint import (TEMP_SUFFIX, TopicPartitionOffset, format_checkpoint,
 from .load_apply import PlanOutdatedError
 from .load_plan import LoadInputs, LoadPlan, LoadResult
 from .loader import apply_load, plan_load
-from .files import delete_if_exists, fsync_dir, match_dir_owner
+from .files import delete_if_exists, fsync_dir, match_dir_owner, sync_file_system
 from .lock import LogDirLock
 from .log import Log, TruncationResult
 from .log_config import LogConfig
@@ -152,7 +153,8 @@ class _Checkpoint:
 
     def __init__(self, path: str) -> None:
         self.path = path
-        self.entries: list[TopicPartitionOffset] | None = None
+        self._entries: list[TopicPartitionOffset] | None = None
+        self._offsets: dict[tuple[str, int], int] = {}
         self.problem: str | None = None
         if os.path.exists(path):
             try:
@@ -160,11 +162,19 @@ class _Checkpoint:
             except (CorruptRecordError, FileUnreadableError) as exc:
                 self.problem = str(exc)
 
+    @property
+    def entries(self) -> list[TopicPartitionOffset] | None:
+        return self._entries
+
+    @entries.setter
+    def entries(self, entries: list[TopicPartitionOffset] | None) -> None:
+        self._entries = entries
+        self._offsets = {}
+        for e in reversed(entries or ()):  # the first entry of a key wins, as in a scan
+            self._offsets[(e.topic, e.partition)] = e.offset
+
     def get(self, key: tuple[str, int]) -> int | None:
-        for e in self.entries or ():
-            if (e.topic, e.partition) == key:
-                return e.offset
-        return None
+        return self._offsets.get(key)
 
 
 class LogDir:
@@ -176,13 +186,7 @@ class LogDir:
             raise FileUnreadableError(f"No such directory: {self.path}", path=self.path)
         meta = os.path.join(self.path, META_PROPERTIES)
         self.meta: dict[str, str] | None = read_properties(meta) if os.path.exists(meta) else None
-        self.clean_shutdown = os.path.exists(os.path.join(self.path, CLEAN_SHUTDOWN_FILE))
-        self.checkpoints = {name: _Checkpoint(os.path.join(self.path, name))
-                            for name in CHECKPOINTS}
-        self.notes = [f"{name}: {c.problem}" for name, c in self.checkpoints.items() if c.problem]
-        # checkpoint writes interrupted before their rename (the checkpoint itself is intact)
-        self.temp_files = [p for p in (c.path + TEMP_SUFFIX for c in self.checkpoints.values())
-                           if os.path.isfile(p)]
+        self._read_checkpoints()
         self.partitions: list[PartitionEntry] = []
         self.skipped: list[SkippedDir] = []
         parsed, others = partition_dirs(self.path)
@@ -193,6 +197,23 @@ class LogDir:
             else:
                 self.partitions.append(PartitionEntry(name.topic, name.partition, dir_path))
         self.skipped += [SkippedDir(n, "not a partition dir name") for n in others]
+        self._by_dir = {e.path: e for e in self.partitions}
+
+    def _read_checkpoints(self) -> None:
+        self.clean_shutdown = os.path.exists(os.path.join(self.path, CLEAN_SHUTDOWN_FILE))
+        self.checkpoints = {name: _Checkpoint(os.path.join(self.path, name))
+                            for name in CHECKPOINTS}
+        self.notes = [f"{name}: {c.problem}" for name, c in self.checkpoints.items() if c.problem]
+        # checkpoint writes interrupted before their rename (the checkpoint itself is intact)
+        self.temp_files = [p for p in (c.path + TEMP_SUFFIX for c in self.checkpoints.values())
+                           if os.path.isfile(p)]
+
+    def refreshed(self) -> LogDir:
+        """This log dir with its checkpoints and clean-shutdown marker read again (the
+        partitions as they were listed): what an apply checks its plans against."""
+        now = copy.copy(self)
+        now._read_checkpoints()
+        return now
 
     # -- lookups --------------------------------------------------------------------------------
     def partition(self, topic: str, partition: int) -> PartitionEntry:
@@ -202,10 +223,9 @@ class LogDir:
         raise UsageError(f"No partition {topic}-{partition} in {self.path}", path=self.path)
 
     def entry_for_dir(self, partition_dir: str) -> PartitionEntry:
-        partition_dir = os.path.abspath(partition_dir)
-        for entry in self.partitions:
-            if entry.path == partition_dir:
-                return entry
+        entry = self._by_dir.get(os.path.abspath(partition_dir))
+        if entry is not None:
+            return entry
         raise UsageError(f"{partition_dir} is not a partition of {self.path}", path=partition_dir)
 
     def checkpointed(self, checkpoint: str, entry: PartitionEntry) -> int | None:
@@ -282,7 +302,7 @@ class LogDir:
         results: list[LoadResult] = []
         updates: list[CheckpointUpdate] = []
         with _held(self.path, lock) as lock:
-            now = LogDir(self.path)
+            now = self.refreshed()
             for plan in plans:
                 if now.load_inputs(now.entry_for_dir(plan.partition_dir)) != plan.inputs:
                     raise PlanOutdatedError(f"The checkpoints of {self.path} changed since "
@@ -298,6 +318,25 @@ class LogDir:
         saved = [b for r in results for b in r.backups] + (backup.saved if backup else [])
         return RecoveryResult(tuple(results), tuple(updates), tuple(dict.fromkeys(saved)),
                               tuple(notes + [n for r in results for n in r.notes]))
+
+    def apply_files(self, plan: LoadPlan, *, lock: LogDirLock,
+                    backup_dir: str | os.PathLike[str] | None = None
+                    ) -> tuple[LoadResult, list[CheckpointUpdate]]:
+        """Apply one load plan made from this object while ``lock`` was held, and return the
+        checkpoint entries it changes for the caller to write later, in one
+        :meth:`write_checkpoint_updates` for many partitions: rewriting each checkpoint file
+        once per partition is quadratic in a dir of thousands. Deferring them is safe: until
+        they are written, the next load recovers from the old recovery point again and
+        clamps the old high watermark again (``load_apply`` is idempotent), as a broker
+        killed before its checkpoint flush does. Plans of different partitions may be applied
+        from several threads at once: each touches only its own partition dir."""
+        if not lock.locked:
+            raise ValueError(f"{lock} is not held")
+        if self.load_inputs(self.entry_for_dir(plan.partition_dir)) != plan.inputs:
+            raise PlanOutdatedError(f"The checkpoints of {self.path} changed since "
+                                    f"{plan.partition_dir} was planned: plan again",
+                                    path=self.path)
+        return apply_load(plan, backup_dir=backup_dir, lock=lock), self.checkpoint_updates(plan)
 
     # -- truncation -----------------------------------------------------------------------------
     def plan_truncation(self, entry: PartitionEntry, offset: int, *, start_at: bool = False,
@@ -363,7 +402,7 @@ class LogDir:
         updates: list[CheckpointUpdate] = []
         notes: list[str] = []
         with _held(self.path, lock) as lock:
-            now = LogDir(self.path)
+            now = self.refreshed()
             i = now.load_inputs(now.entry_for_dir(entry.path))
             log = Log.load(entry.path, config,
                            log_start_offset_checkpoint=i.log_start_offset_checkpoint,
@@ -427,16 +466,17 @@ class LogDir:
 
     def _mark_clean_shutdown(self, log_ends: dict[tuple[str, int], int],
                              backup: Backup | None) -> list[CheckpointUpdate]:
-        for entry in self.partitions:
-            for name in os.listdir(entry.path):
-                path = os.path.join(entry.path, name)
-                if os.path.isfile(path):
-                    fd = os.open(path, os.O_RDONLY)
-                    try:
-                        os.fsync(fd)
-                    finally:
-                        os.close(fd)
-            fsync_dir(entry.path)
+        if not sync_file_system(self.path):
+            for entry in self.partitions:
+                for name in os.listdir(entry.path):
+                    path = os.path.join(entry.path, name)
+                    if os.path.isfile(path):
+                        fd = os.open(path, os.O_RDONLY)
+                        try:
+                            os.fsync(fd)
+                        finally:
+                            os.close(fd)
+                fsync_dir(entry.path)
         updates = [CheckpointUpdate(RECOVERY_POINT_CHECKPOINT, e.topic, e.partition,
                                     self.checkpointed(RECOVERY_POINT_CHECKPOINT, e),
                                     log_ends[e.key])

@@ -68,6 +68,42 @@ def snapshot_id_from_file(path: str | os.PathLike[str]) -> tuple[int, int] | Non
     return int(m.group(1)), int(m.group(2))
 
 
+# KRaft snapshot files as Kafka's ``Snapshots.parse`` names them: complete, being written
+# (``{offset}-{epoch}-{random}.checkpoint.part``), or marked for deletion
+RAFT_SNAPSHOT_PARTIAL_SUFFIX = ".checkpoint.part"
+RAFT_SNAPSHOT_DELETED_SUFFIX = ".checkpoint.deleted"
+
+
+@dataclass(frozen=True)
+class RaftSnapshotName:
+    offset: int
+    epoch: int
+    partial: bool
+    deleted: bool
+
+
+def parse_raft_snapshot_name(name: str) -> RaftSnapshotName | None:
+    """Kafka's ``Snapshots.parse``: None for a name not ending in ``.checkpoint``,
+    ``.checkpoint.part`` or ``.checkpoint.deleted``; ValueError where Kafka's parse throws
+    (its offset and epoch are read from fixed columns, unchecked, so a short or non-numeric
+    name fails the metadata log's load and the broker exits)."""
+    partial = name.endswith(RAFT_SNAPSHOT_PARTIAL_SUFFIX)
+    deleted = name.endswith(RAFT_SNAPSHOT_DELETED_SUFFIX)
+    if not (partial or deleted or name.endswith(CHECKPOINT_SUFFIX)):
+        return None
+    offset, epoch = name[:20], name[21:31]
+    if len(epoch) != 10 or not _JAVA_INT.match(offset) or not _JAVA_INT.match(epoch):
+        raise ValueError(f"{name} is not a snapshot name Kafka's Snapshots.parse reads "
+                         f"({{offset:020d}}-{{epoch:010d}}.checkpoint)")
+    offset_value, epoch_value = int(offset), int(epoch)
+    if not (-2**63 <= offset_value < 2**63 and -2**31 <= epoch_value < 2**31):
+        raise ValueError(f"{name}: offset or epoch out of range for Kafka's Snapshots.parse")
+    return RaftSnapshotName(offset_value, epoch_value, partial, deleted)
+
+
+_JAVA_INT = re.compile(r"^[+-]?\d+$")
+
+
 def suffix_of(path: str | os.PathLike[str]) -> str:
     """The text from the last ``.`` of the file name (``""`` when there is none)."""
     name = Path(path).name

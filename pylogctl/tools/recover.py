@@ -8,9 +8,13 @@ the checkpoint entries that change. The rules kept here:
 - A log dir whose ``.lock`` a running broker holds is refused in every mode (its files are
   in flux, and a plan of them would mislead): :class:`~pylogctl.errors.LogDirLockedError`.
   Executing takes the lock for the whole log dir, so planning and applying see the same files.
-- Partitions are planned and applied one at a time, so a run over many partitions holds one
-  partition's plan in memory and a kill leaves every partition either as it was or
-  recovered (each apply is crash-safe on its own; see :mod:`pylogctl.storage.load_apply`).
+- Each partition is planned and applied on its own, ``threads`` of them at once (Kafka's
+  ``num.recovery.threads.per.data.dir``; the CLI's default is the CPU count), so a run over
+  many partitions holds a few plans in memory and a kill leaves every partition either as it
+  was or recovered (each apply is crash-safe on its own; see
+  :mod:`pylogctl.storage.load_apply`). The checkpoint entries the partitions change are
+  written once per log dir, after its last partition (:meth:`~pylogctl.storage.log_manager.
+  LogDir.apply_files` says why a kill before that is safe).
 - A partition that cannot be planned (an unreadable file, an unsupported layout) is reported
   and skipped; the others are still recovered.
 - Running it twice changes nothing the second time: the second plan is empty.
@@ -31,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from ..errors import ExitCode, LogDirLockedError, PylogctlError
+from ..storage.backup import Backup
 from ..storage.load_plan import LoadPlan, plain_data, step_to_dict
 from ..storage.lock import LogDirLock
 from ..storage.log_manager import CheckpointUpdate, LogDir, PartitionEntry, RecoveryResult
@@ -45,6 +50,7 @@ class RecoverOptions:
     config: ConfigOptions = ConfigOptions()
     now_ms: int | None = None
     mark_clean: bool = False
+    threads: int = 1
 
 
 @dataclass
@@ -117,19 +123,28 @@ class Recovery(LogDirRun[PartitionRecovery]):
     def __post_init__(self) -> None:
         self.resolve(self.paths, self.options.execute)
         self.configs = TopicConfigs([t.log_dir for t in self.targets], self.options.config)
+        self.threads = max(1, self.options.threads)
+        self.backups: list[str] = []  # of checkpoint files (partitions' are in their results)
         self._log_ends: dict[tuple[str, int], int] = {}
+        self._updates: list[CheckpointUpdate] = []
         self._failed = 0
         self._whole = False
 
     def open_log_dir(self, log_dir: LogDir, target: Target) -> None:
         super().open_log_dir(log_dir, target)
-        self._log_ends, self._failed = {}, 0
+        self._log_ends, self._updates, self._failed = {}, [], 0
         self._whole = target.partition_dirs is None
         if target.partition_dirs is None:
             self.notes += [f"{os.path.join(log_dir.path, s.name)}: skipped: {s.reason}"
                            for s in log_dir.skipped]
 
     def close_log_dir(self, log_dir: LogDir, lock: LogDirLock | None) -> None:
+        if lock is not None and self._updates:
+            backup = (None if self.options.backup_dir is None
+                      else Backup(self.options.backup_dir, log_dir.path))
+            self.notes += [f"{log_dir.path}: {n}"
+                           for n in log_dir.write_checkpoint_updates(self._updates, backup)]
+            self.backups += backup.saved if backup else []
         if self.options.mark_clean:
             self._mark_clean(log_dir, lock)
         if lock is not None:
@@ -162,16 +177,24 @@ class Recovery(LogDirRun[PartitionRecovery]):
             section.plan = log_dir.plan(entry, config, now_ms=o.now_ms)
             section.checkpoint_updates = tuple(log_dir.checkpoint_updates(section.plan))
             if o.execute and section.changes:
-                section.result = log_dir.apply([section.plan], backup_dir=o.backup_dir,
-                                               lock=lock)
+                assert lock is not None
+                loaded, updates = log_dir.apply_files(section.plan, lock=lock,
+                                                      backup_dir=o.backup_dir)
+                section.result = RecoveryResult((loaded,), tuple(updates), loaded.backups,
+                                                loaded.notes)
         except LogDirLockedError:
             raise
         except PylogctlError as exc:
             section.error = exc
-            self._failed += 1
-        else:
-            self._log_ends[entry.key] = section.plan.log_end_offset
         return section
+
+    def done(self, log_dir: LogDir, section: PartitionRecovery) -> None:
+        if section.error is not None or section.plan is None:
+            self._failed += 1
+            return
+        self._log_ends[section.entry.key] = section.plan.log_end_offset
+        if section.result is not None:
+            self._updates += section.result.checkpoint_updates
 
 
 def exit_code(sections: list[PartitionRecovery]) -> int:
