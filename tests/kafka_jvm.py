@@ -98,6 +98,31 @@ def java_command(cls: str, args: Sequence[str], version: str = KAFKA_VERSION,
             "-cp", f"{jar_dir(version)}/*", cls, *map(str, args)]
 
 
+TEST_CACHE = Path(os.environ.get("PYLOGCTL_TEST_CACHE",
+                                Path.home() / ".cache" / "pylogctl-tests"))
+
+
+def java_program(source: Path, version: str = KAFKA_VERSION) -> list[str]:
+    """The java command running the program in ``source`` (one class, on the Kafka jars),
+    compiled once per machine and source text (javac), so each run does not compile it."""
+    import hashlib
+
+    digest = hashlib.sha256(source.read_bytes()).hexdigest()[:12]
+    classes = TEST_CACHE / "classes" / f"{source.stem}-{version}-{digest}"
+    if not (classes / f"{source.stem}.class").exists():
+        tmp = classes.with_name(classes.name + ".tmp")
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        subprocess.run(["javac", "-nowarn", "-cp", f"{jar_dir(version)}/*", "-d", str(tmp),
+                        str(source)], check=True, capture_output=True)
+        shutil.rmtree(classes, ignore_errors=True)
+        tmp.rename(classes)
+    command = java_command(source.stem, [], version)
+    cp = command.index("-cp") + 1
+    command[cp] = f"{classes}:{command[cp]}"
+    return command
+
+
 def run_tool(tool: str, *args: str, version: str = KAFKA_VERSION, check: bool = False,
              timeout: float = 300, input: Optional[str] = None) -> subprocess.CompletedProcess:
     """Run a Kafka tool by its script name (``kafka-dump-log``) or a main class; text output."""

@@ -38,10 +38,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from kafka_jvm import KAFKA_DIR, KAFKA_VERSION, KafkaBroker, java_command, require_kafka
+from kafka_jvm import (KAFKA_DIR, KAFKA_VERSION, TEST_CACHE, KafkaBroker, java_command,
+                       require_kafka)
 
-CACHE = Path(os.environ.get("PYLOGCTL_TEST_CACHE",
-                            Path.home() / ".cache" / "pylogctl-tests")) / "kafka-scenarios"
+CACHE = TEST_CACHE / "kafka-scenarios"
 LIVE_FILE = "live.json"  # what Kafka's live tools printed, keyed by command
 
 

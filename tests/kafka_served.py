@@ -9,7 +9,6 @@ cleanly and returns all that with the broker's log. :data:`REPAIR_LINES` are wha
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 import subprocess
@@ -17,8 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from kafka_jvm import KAFKA_DIR, KafkaBroker, jar_dir, java_command
-from kafka_scenarios import CACHE, Scenario
+from kafka_jvm import KAFKA_DIR, KafkaBroker, java_program
+from kafka_scenarios import Scenario
 
 SOURCE = KAFKA_DIR / "clients" / "ServedRecords.java"
 
@@ -48,25 +47,6 @@ class Served:
                                                or f"/{p}/" in ln for p in partitions))]
 
 
-def _reader() -> list[str]:
-    """The java command running ServedRecords, compiled once per machine (javac), so each
-    round trip does not compile the source again."""
-    digest = hashlib.sha256(SOURCE.read_bytes()).hexdigest()[:12]
-    classes = CACHE.parent / "classes" / f"served-{digest}"
-    if not (classes / "ServedRecords.class").exists():
-        tmp = classes.with_name(classes.name + ".tmp")
-        shutil.rmtree(tmp, ignore_errors=True)
-        tmp.mkdir(parents=True)
-        subprocess.run(["javac", "-nowarn", "-cp", f"{jar_dir()}/*", "-d", str(tmp), str(SOURCE)],
-                       check=True, capture_output=True)
-        shutil.rmtree(classes, ignore_errors=True)
-        tmp.rename(classes)
-    command = java_command("ServedRecords", [])
-    cp = command.index("-cp") + 1
-    command[cp] = f"{classes}:{command[cp]}"
-    return command
-
-
 def serve(log_dir: Path, work_dir: Path, isolation: str = "read_committed") -> Served:
     """Start the real broker on ``log_dir``, read everything it serves, stop it."""
     # timed-out transactions are aborted within half a second, not ten
@@ -74,13 +54,21 @@ def serve(log_dir: Path, work_dir: Path, isolation: str = "read_committed") -> S
         "transaction.abort.timed.out.transaction.cleanup.interval.ms": 500})
     broker.start()
     try:
-        out = subprocess.run([*_reader(), broker.bootstrap, isolation],
-                             capture_output=True, text=True, timeout=180)
+        served = read_served(broker.bootstrap, isolation)
     finally:
         broker.stop()
+    served.log = broker.log_text().splitlines()
+    return served
+
+
+def read_served(bootstrap: str, isolation: str = "read_committed") -> Served:
+    """Everything the broker at ``bootstrap`` (Kafka's, or ``pylogctl broker``) serves, read
+    by Kafka's own Java consumer and Admin client."""
+    out = subprocess.run([*java_program(SOURCE), bootstrap, isolation], capture_output=True, text=True,
+                         timeout=180)
     if out.returncode != 0:
         raise AssertionError(f"ServedRecords failed:\n{out.stderr[-3000:]}")
-    served = Served(log=broker.log_text().splitlines())
+    served = Served()
     for line in out.stdout.splitlines():
         row = json.loads(line)
         if "start" in row:

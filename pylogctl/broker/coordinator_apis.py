@@ -132,10 +132,27 @@ class CoordinatorApis:
 
     async def list_groups(self, request: Request, connection: Connection) -> dict[str, Any]:
         states = set(getattr(request.body, "states_filter", ()) or ())
+        types = {t.lower() for t in getattr(request.body, "types_filter", ()) or ()}
         groups = [{"group_id": g.group_id, "protocol_type": g.protocol_type or "",
-                   "group_state": g.state}
-                  for g in self.groups.list_groups() if not states or g.state in states]
+                   "group_state": g.state, "group_type": g.group_type}
+                  for g in self.groups.list_groups()
+                  if (not states or g.state in states) and (not types or g.group_type in types)]
         return {"throttle_time": 0, "error_code": Errors.NONE, "groups": groups}
+
+    async def delete_groups(self, request: Request, connection: Connection) -> dict[str, Any]:
+        results = self.groups.delete_groups(list(request.body.groups_names))
+        return {"throttle_time": 0, "results": [{"group_id": g, "error_code": code}
+                                                for g, code in results.items()]}
+
+    async def offset_delete(self, request: Request, connection: Connection) -> dict[str, Any]:
+        body = request.body
+        wanted = [(t.name, p.partition_index) for t in body.topics for p in t.partitions]
+        error, results = self.groups.delete_offsets(body.group_id, wanted)
+        topics: dict[str, list[dict[str, Any]]] = {}
+        for (topic, index), code in results.items():
+            topics.setdefault(topic, []).append({"partition_index": index, "error_code": code})
+        return {"error_code": error, "throttle_time": 0,
+                "topics": [{"name": n, "partitions": ps} for n, ps in topics.items()]}
 
     # -- producers ------------------------------------------------------------------------------
     async def init_producer_id(self, request: Request, connection: Connection) -> dict[str, Any]:
@@ -198,6 +215,41 @@ class CoordinatorApis:
             getattr(body, "generation_id", -1), getattr(body, "member_id", ""),
             getattr(body, "group_instance_id", None), offsets)
         return {"throttle_time": 0, "topics": _commit_results(results)}
+
+
+    async def list_transactions(self, request: Request,
+                                connection: Connection) -> dict[str, Any]:
+        body = request.body
+        code, unknown, found = self.transactions.list_transactions(
+            list(body.state_filters), set(body.producer_id_filters),
+            millis(getattr(body, "duration_filter", None)),
+            getattr(body, "transactional_id_pattern", None))
+        return {"throttle_time": 0, "error_code": code, "unknown_state_filters": unknown,
+                "transaction_states": [{"transactional_id": m.transactional_id,
+                                        "producer_id": m.producer_id,
+                                        "transaction_state": str(m.state)} for m in found]}
+
+    async def describe_transactions(self, request: Request,
+                                    connection: Connection) -> dict[str, Any]:
+        states = []
+        for tid in request.body.transactional_ids:
+            m = self.transactions.describe_transaction(tid)
+            if m is None:
+                states.append({"error_code": Errors.TRANSACTIONAL_ID_NOT_FOUND,
+                               "transactional_id": tid, "transaction_state": "",
+                               "transaction_timeout": 0, "transaction_start_time": -1,
+                               "producer_id": -1, "producer_epoch": -1, "topics": []})
+                continue
+            topics: dict[str, list[int]] = {}
+            for topic, index in sorted(m.partitions):
+                topics.setdefault(topic, []).append(index)
+            states.append({"error_code": Errors.NONE, "transactional_id": tid,
+                           "transaction_state": str(m.state), "transaction_timeout": m.timeout_ms,
+                           "transaction_start_time": m.start_ms, "producer_id": m.producer_id,
+                           "producer_epoch": m.producer_epoch,
+                           "topics": [{"topic": t, "partitions": ps}
+                                      for t, ps in topics.items()]})
+        return {"throttle_time": 0, "transaction_states": states}
 
 
 def _requested_commits(body: Any) -> dict[tuple[str, int], tuple[int, int, str | None]]:

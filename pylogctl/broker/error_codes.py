@@ -71,7 +71,10 @@ class Errors(enum.IntEnum):
     GROUP_ID_NOT_FOUND = 69
     NON_EMPTY_GROUP = 68
     PRODUCER_FENCED = 90
+    GROUP_SUBSCRIBED_TO_TOPIC = 86
     UNKNOWN_TOPIC_ID = 100
+    TRANSACTIONAL_ID_NOT_FOUND = 105
+    INVALID_REGULAR_EXPRESSION = 128
 
 
 _BY_EXCEPTION: tuple[tuple[type[BaseException], Errors], ...] = (

@@ -24,6 +24,10 @@ import logging
 import uuid
 from typing import Any
 
+from ..errors import CorruptRecordError
+from ..format.group_coordinator_records import (CONSUMER_PROTOCOL_SUBSCRIPTION,
+                                                decode_consumer_protocol)
+from ..groups.group_metadata import CONSUMER_PROTOCOL_TYPE
 from .error_codes import Errors
 from .group_metadata import (COMPLETING, DEAD, EMPTY, PREPARING, STABLE, CommittedOffset, Group,
                              GroupConfig, Member)
@@ -382,6 +386,55 @@ class GroupCoordinator:
     def fetch_offsets(self, group_id: str, partitions: list[tuple[str, int]] | None
                       ) -> dict[tuple[str, int], CommittedOffset | None]:
         return self.group_manager.fetch_offsets(group_id, partitions)
+
+    # -- deleting (Kafka's ``deleteGroups``, ``deleteOffsets``) ---------------------------------
+    def delete_groups(self, group_ids: list[str]) -> dict[str, Errors]:
+        """Each group's error: deleted (NONE), GROUP_ID_NOT_FOUND, NON_EMPTY_GROUP while it
+        has members, INVALID_GROUP_ID for an empty id."""
+        results = {}
+        for group_id in group_ids:
+            group = self.groups.get(group_id)
+            if not group_id:
+                results[group_id] = Errors.INVALID_GROUP_ID
+            elif group is None or group.state == DEAD:
+                results[group_id] = Errors.GROUP_ID_NOT_FOUND
+            elif group.state != EMPTY or group.members:
+                results[group_id] = Errors.NON_EMPTY_GROUP
+            else:
+                results[group_id] = self.group_manager.delete_group(group)
+        return results
+
+    def delete_offsets(self, group_id: str, partitions: list[tuple[str, int]]
+                       ) -> tuple[Errors, dict[tuple[str, int], Errors]]:
+        """``(group error, partition errors)``: a partition of a topic a member subscribes to
+        keeps its offset (GROUP_SUBSCRIBED_TO_TOPIC); the others' offsets are deleted."""
+        group = self.groups.get(group_id)
+        if group is None or group.state == DEAD:
+            return Errors.GROUP_ID_NOT_FOUND, {}
+        subscribed = self._subscribed_topics(group)
+        results = {tp: Errors.GROUP_SUBSCRIBED_TO_TOPIC if tp[0] in subscribed else Errors.NONE
+                   for tp in partitions}
+        error = self.group_manager.delete_offsets(
+            group, [tp for tp, code in results.items() if code == Errors.NONE])
+        if error != Errors.NONE:
+            return error, {}
+        return Errors.NONE, results
+
+    @staticmethod
+    def _subscribed_topics(group: Group) -> set[str]:
+        """The topics the members' consumer-protocol subscriptions name (Kafka's
+        ``ClassicGroup.isSubscribedToTopic``; none for an empty group)."""
+        if group.protocol_type != CONSUMER_PROTOCOL_TYPE or not group.protocol_name:
+            return set()
+        topics: set[str] = set()
+        for member in group.members.values():
+            try:
+                _, sub = decode_consumer_protocol(member.metadata(group.protocol_name),
+                                                  CONSUMER_PROTOCOL_SUBSCRIPTION)
+            except (CorruptRecordError, ValueError):
+                continue
+            topics.update(sub["topics"])
+        return topics
 
     # -- describing ------------------------------------------------------------------------------
     def describe(self, group_id: str) -> dict[str, Any]:

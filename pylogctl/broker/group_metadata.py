@@ -75,6 +75,9 @@ class Member:
 class Group:
     group_id: str
     state: str = EMPTY
+    # "classic" for the groups this coordinator runs; a KIP-848, share or streams group
+    # loaded from a log dir Kafka wrote keeps its type (ListGroups v5 reports it)
+    group_type: str = "classic"
     protocol_type: str | None = None
     protocol_name: str | None = None
     generation: int = 0

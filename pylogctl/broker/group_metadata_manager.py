@@ -79,7 +79,8 @@ class GroupMetadataManager:
                 logger.warning("%s", note)
             for gid, stored in loaded.groups.items():
                 group = Group(gid, protocol_type=stored.protocol_type or None,
-                              generation=stored.generation or 0)
+                              generation=stored.generation or 0,
+                              group_type=stored.group_type.lower())
                 group.offsets = {(tp.topic, tp.partition): CommittedOffset(
                     o.offset, -1 if o.leader_epoch is None else o.leader_epoch, o.metadata,
                     o.commit_timestamp) for tp, o in stored.offsets.items()}
@@ -175,6 +176,34 @@ class GroupMetadataManager:
             for tp in accepted:
                 results[tp] = error
         return results
+
+    def delete_offsets(self, group: Group, partitions: list[tuple[str, int]]) -> Errors:
+        """Tombstones, in one batch, for the group's committed offsets of ``partitions`` (those
+        it has); once written, they are gone from the group (Kafka's ``deleteOffsets``)."""
+        gone = [tp for tp in partitions if tp in group.offsets]
+        if not gone:
+            return Errors.NONE
+        error = self._store(group.group_id, [encode_group_record(
+            GroupRecordType.OFFSET_COMMIT,
+            {"group": group.group_id, "topic": topic, "partition": partition})
+            for topic, partition in gone])
+        if error == Errors.NONE:
+            for tp in gone:
+                del group.offsets[tp]
+        return error
+
+    def delete_group(self, group: Group) -> Errors:
+        """Tombstones for every committed offset and the group's metadata, in one batch; once
+        written the group is gone (Kafka's ``deleteGroups`` of an empty group)."""
+        records = [encode_group_record(GroupRecordType.OFFSET_COMMIT,
+                                       {"group": group.group_id, "topic": t, "partition": p})
+                   for t, p in sorted(group.offsets)]
+        records.append(encode_group_record(GroupRecordType.GROUP_METADATA,
+                                           {"group": group.group_id}))
+        error = self._store(group.group_id, records)
+        if error == Errors.NONE:
+            del self.groups[group.group_id]
+        return error
 
     def complete_transaction(self, producer_id: int, offsets_partition: int,
                              commit: bool) -> None:

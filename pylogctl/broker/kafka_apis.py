@@ -71,7 +71,7 @@ SUPPORTED: dict[int, tuple[str, int, int]] = {
     13: ("LeaveGroup", 0, 5),
     14: ("SyncGroup", 0, 5),
     15: ("DescribeGroups", 0, 5),
-    16: ("ListGroups", 0, 4),
+    16: ("ListGroups", 0, 5),
     18: ("ApiVersions", 0, 4),
     19: ("CreateTopics", 2, 7),
     20: ("DeleteTopics", 1, 6),
@@ -84,7 +84,12 @@ SUPPORTED: dict[int, tuple[str, int, int]] = {
     28: ("TxnOffsetCommit", 0, 4),
     32: ("DescribeConfigs", 1, 4),
     33: ("AlterConfigs", 0, 2),
+    42: ("DeleteGroups", 0, 2),
     44: ("IncrementalAlterConfigs", 0, 1),
+    47: ("OffsetDelete", 0, 0),
+    61: ("DescribeProducers", 0, 0),
+    65: ("DescribeTransactions", 0, 0),
+    66: ("ListTransactions", 0, 2),
 }
 
 MAX_PARTITIONS_PER_REQUEST = 10_000  # ReplicationControlManager.MAX_PARTITIONS_PER_BATCH
@@ -148,7 +153,9 @@ class KafkaApis(CoordinatorApis):
             23: self.offset_for_leader_epoch, 24: self.add_partitions_to_txn,
             25: self.add_offsets_to_txn, 26: self.end_txn, 28: self.txn_offset_commit,
             32: config_handler.describe_configs, 33: config_handler.alter_configs,
-            44: config_handler.incremental_alter_configs,
+            42: self.delete_groups, 44: config_handler.incremental_alter_configs,
+            47: self.offset_delete, 61: self.describe_producers,
+            65: self.describe_transactions, 66: self.list_transactions,
         }
 
     def supports(self, api_key: int, version: int) -> bool:
@@ -326,6 +333,32 @@ class KafkaApis(CoordinatorApis):
                 partitions.append(entry)
             topics.append({"name": t.name, "partitions": partitions})
         self.replicas.log_manager.checkpoint()
+        return {"throttle_time": 0, "topics": topics}
+
+    async def describe_producers(self, request: Request,
+                                 connection: Connection) -> dict[str, Any]:
+        """Each partition's active producers, from its producer state (Kafka's
+        ``ReplicaManager.activeProducerState``)."""
+        topics = []
+        for t in request.body.topics:
+            partitions = []
+            for index in t.partition_indexes:
+                partition = self.replicas.partition(t.name, index)
+                entry: dict[str, Any] = {"partition_index": index, "error_code": Errors.NONE,
+                                         "error_message": None, "active_producers": []}
+                if partition is None:
+                    entry["error_code"] = Errors.UNKNOWN_TOPIC_OR_PARTITION
+                else:
+                    producers = partition.log.producer_state.active_producers
+                    entry["active_producers"] = [{
+                        "producer_id": pid, "producer_epoch": e.producer_epoch,
+                        "last_sequence": e.last_seq, "last_timestamp": e.last_timestamp,
+                        "coordinator_epoch": e.coordinator_epoch,
+                        "current_txn_start_offset": (-1 if e.current_txn_first_offset is None
+                                                     else e.current_txn_first_offset)}
+                        for pid, e in sorted(producers.items())]
+                partitions.append(entry)
+            topics.append({"name": t.name, "partitions": partitions})
         return {"throttle_time": 0, "topics": topics}
 
     # -- Produce --------------------------------------------------------------------------------

@@ -262,6 +262,13 @@ def build(cls: type, data: dict[str, Any]) -> Any:
             if has_default:
                 continue
             value = {"string": "", "bytes": b"", "records": b""}.get(conversion)
+        if conversion == "datetime_i64" and value is not None and int(value) < 0 and \
+                not optional:
+            # -1 for "none" in a field kio does not make nullable (DescribeTransactions'
+            # start time): the instant -1 ms, which it writes back as -1
+            kwargs[name] = datetime.datetime.fromtimestamp(int(value) / 1000,
+                                                           tz=datetime.timezone.utc)
+            continue
         kwargs[name] = _convert(conversion, nested, value)
     return cls(**kwargs)
 

@@ -22,6 +22,7 @@ import re
 import uuid
 from dataclasses import dataclass, field
 
+from ..format.share_coordinator_records import TOPIC as SHARE_GROUP_STATE_TOPIC
 from ..storage.log import AppendInfo, FetchIsolation, Log, LogReadInfo
 from ..storage.log_config import LogConfig
 from ..storage.producer_append import AppendOrigin
@@ -31,7 +32,8 @@ logger = logging.getLogger(__name__)
 
 OFFSETS_TOPIC = "__consumer_offsets"
 TRANSACTION_STATE_TOPIC = "__transaction_state"
-INTERNAL_TOPICS = frozenset({OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC})
+# Kafka's Topic.INTERNAL_TOPICS: hidden from listings, refused to producers and deletion
+INTERNAL_TOPICS = frozenset({OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC, SHARE_GROUP_STATE_TOPIC})
 _LEGAL_TOPIC = re.compile(r"[a-zA-Z0-9._-]+")
 MAX_TOPIC_LENGTH = 249
 

@@ -28,9 +28,11 @@ transaction).
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass
 
 from ..format.builder import build_end_txn_marker
+from ..format.transaction_log_records import TransactionState
 from ..storage.producer_append import AppendOrigin, ProducerStateError
 from .error_codes import Errors, error_for
 from .group_coordinator import GroupCoordinator
@@ -227,6 +229,37 @@ class TransactionCoordinator:
                 logger.info("Completing the %s of transactionalId %s", metadata.state,
                             metadata.transactional_id)
                 self._complete(metadata)
+
+    # -- the admin client's view (``TransactionStateManager.listTransactionStates``,
+    # ``TransactionCoordinator.handleDescribeTransactions``) -----------------------------------
+    def list_transactions(self, state_names: list[str], producer_ids: set[int],
+                          duration_ms: int, pattern: str | None, now: int | None = None
+                          ) -> tuple[Errors, list[str], list[TransactionMetadata]]:
+        """``(error, unknown state names, matching transactions)``: a transaction matches
+        every filter given (its state among ``state_names``, its producer id among
+        ``producer_ids``, running longer than ``duration_ms`` when that is >= 0, its id
+        matching ``pattern`` as a whole); a state name Kafka does not know is returned and
+        matches nothing."""
+        known = {str(s): s for s in TransactionState}
+        unknown = [n for n in state_names if n not in known]
+        states = {known[n] for n in state_names if n in known}
+        regex = None
+        if pattern:
+            try:
+                regex = re.compile(pattern)
+            except re.error:
+                return Errors.INVALID_REGULAR_EXPRESSION, unknown, []
+        now = now_ms() if now is None else now
+        found = [m for m in self.state.transactions.values()
+                 if m.state != TransactionState.Dead
+                 and (not producer_ids or m.producer_id in producer_ids)
+                 and (not state_names or m.state in states)
+                 and (duration_ms < 0 or now - m.start_ms > duration_ms)
+                 and (regex is None or regex.fullmatch(m.transactional_id))]
+        return Errors.NONE, unknown, found
+
+    def describe_transaction(self, transactional_id: str) -> TransactionMetadata | None:
+        return self.state.transactions.get(transactional_id)
 
     # -- timeouts -------------------------------------------------------------------------------
     def abort_timed_out_transactions(self, now: int | None = None) -> list[str]:

@@ -15,8 +15,10 @@ from .app import EXIT_CODES_HELP, app
 
 HELP = (
     "Run a single-node Kafka broker over a log dir.\n\n"
-    "Clients (librdkafka/confluent-kafka, kcat, kafka-python, aiokafka, kafkajs, Java) "
-    "connect to it unchanged. It writes exactly the on-disk format the other subcommands "
+    "Tested clients: Kafka's Java client 4.4 (producer with every codec, acks and "
+    "transactions; consumer with the classic group protocol; Admin client), "
+    "librdkafka (confluent-kafka, kcat), kafka-python, aiokafka and kafkajs; the consumer "
+    "group protocol of KIP-848 (group.protocol=consumer) is not served yet. It writes exactly the on-disk format the other subcommands "
     "read: segments, indexes, checkpoints, producer snapshots, leader epochs, and the groups "
     "and committed offsets in __consumer_offsets, so dump-segment, consumer-groups, recover "
     "and compact work on its log dir once it is stopped.\n\n"

@@ -1,0 +1,56 @@
+"""Kafka's own Java client (4.4) against ``pylogctl broker``, judged by the real Kafka broker.
+
+``apache_kafka/clients/ClientMatrix.java`` runs one fixed sequence of operations with the
+producer, the consumer and the Admin client and prints what each returned, or the exception a
+refusal raised: topics created (and one again: TopicExistsException); records produced with
+every codec, with acks 0, 1 and all, idempotent and not; a record over ``message.max.bytes``
+(RecordTooLargeException); three transactions, one aborted, read ``read_committed`` and
+``read_uncommitted``; the transactions listed and described (and an unknown id:
+TransactionalIdNotFoundException); the partition's producers described; a classic consumer
+group that reads and commits, then listed, described, its offsets listed, altered and deleted,
+and the group deleted; offsets listed (earliest, latest, max-timestamp, by time) and looked
+up by time; records deleted; the cluster, topics and topic configs described; a config
+altered; a topic deleted.
+
+The same program runs against a fresh real Kafka 4.4 broker and a fresh ``pylogctl broker``;
+every line must be the same. The real broker is formatted with ``transaction.version=1``, the
+transaction protocol ``pylogctl broker`` implements (it does not advertise the feature, so the
+client uses that protocol with it): with version 2 Kafka bumps the producer epoch at every
+transaction's end, which ``describe-producers`` shows.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+from broker_support import BrokerProcess
+from kafka_jvm import KAFKA_DIR, KafkaBroker, java_program, require_kafka
+
+PROGRAM = KAFKA_DIR / "clients" / "ClientMatrix.java"
+
+
+def run_matrix(bootstrap: str) -> list[dict]:
+    out = subprocess.run([*java_program(PROGRAM), bootstrap], capture_output=True, text=True,
+                         timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return [json.loads(line) for line in out.stdout.splitlines()]
+
+
+def test_the_java_client_sees_pylogctl_broker_as_it_sees_kafka(tmp_path):
+    require_kafka()
+    kafka = KafkaBroker(log_dir=tmp_path / "kafka" / "logs", work_dir=tmp_path / "kafka")
+    kafka.format(None, "--feature", "transaction.version=1")
+    kafka.start()
+    try:
+        theirs = run_matrix(kafka.bootstrap)
+    finally:
+        kafka.stop()
+    with BrokerProcess(tmp_path / "pylogctl" / "logs") as broker:
+        ours = run_matrix(broker.bootstrap)
+    assert len(theirs) == 38 and [s["step"] for s in ours] == [s["step"] for s in theirs]
+    for mine, kafkas in zip(ours, theirs):
+        assert mine == kafkas, mine["step"]
+    refused = {s["step"] for s in theirs if "error" in s}
+    assert refused == {"create-existing-topic", "produce-too-large",
+                       "describe-missing-transaction"}
