@@ -194,3 +194,26 @@ def test_a_partition_copied_into_a_bare_dir_loads_with_default_checkpoints(corpu
     assert result.checkpoint_updates == ()  # absent means 0, and 0 it stays
     assert not (log_dir / RECOVERY_POINT_CHECKPOINT).exists()
     assert LogDir(log_dir).plan(entry).is_empty
+
+
+@pytest.mark.parametrize("syncfs", [False, True], ids=["fsync-each-file", "syncfs"])
+def test_mark_clean_shutdown_flushes_then_moves_recovery_points_and_writes_the_marker(
+        corpus, tmp_path, monkeypatch, syncfs):
+    # a small dir flushes file by file, a large one (here: any) with one syncfs; either way
+    # the recovery points end at the log ends and the marker comes last
+    from pylogctl.storage import files, log_manager
+    from pylogctl.storage.log_manager import CLEAN_SHUTDOWN_UNKNOWN_EPOCH, LogDir
+
+    root = writable_copy(corpus / "invoice-multiseg", tmp_path / "invoice")
+    monkeypatch.setattr(log_manager, "SYNCFS_FROM_FILES", 0 if syncfs else 10**9)
+    synced = []
+    real = files.sync_file_system
+    monkeypatch.setattr(log_manager, "sync_file_system",
+                        lambda path: synced.append(path) or real(path))
+    log_dir = LogDir(root)
+    log_ends = {e.key: log_dir.plan(e).log_end_offset for e in log_dir.partitions}
+    updates = log_dir.mark_clean_shutdown(log_ends)
+    assert (root / ".kafka_cleanshutdown").read_bytes() == CLEAN_SHUTDOWN_UNKNOWN_EPOCH
+    assert updates and all(u.new == log_ends[(u.topic, u.partition)] for u in updates)
+    assert {(t, p): o for t, p, o in entries(root, RECOVERY_POINT_CHECKPOINT)} == log_ends
+    assert synced == ([str(root)] if syncfs else [])
