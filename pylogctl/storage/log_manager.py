@@ -305,10 +305,7 @@ class LogDir:
         with _held(self.path, lock) as lock:
             now = self.refreshed()
             for plan in plans:
-                if now.load_inputs(now.entry_for_dir(plan.partition_dir)) != plan.inputs:
-                    raise PlanOutdatedError(f"The checkpoints of {self.path} changed since "
-                                            f"{plan.partition_dir} was planned: plan again",
-                                            path=self.path)
+                now._check_current(plan)
             try:
                 for plan in plans:
                     results.append(apply_load(plan, backup_dir=backup_dir, lock=lock))
@@ -333,11 +330,15 @@ class LogDir:
         from several threads at once: each touches only its own partition dir."""
         if not lock.locked:
             raise ValueError(f"{lock} is not held")
+        self._check_current(plan)
+        return apply_load(plan, backup_dir=backup_dir, lock=lock), self.checkpoint_updates(plan)
+
+    def _check_current(self, plan: LoadPlan) -> None:
+        """Refuse a plan whose inputs (checkpoints, clean-shutdown marker) are not these."""
         if self.load_inputs(self.entry_for_dir(plan.partition_dir)) != plan.inputs:
             raise PlanOutdatedError(f"The checkpoints of {self.path} changed since "
                                     f"{plan.partition_dir} was planned: plan again",
                                     path=self.path)
-        return apply_load(plan, backup_dir=backup_dir, lock=lock), self.checkpoint_updates(plan)
 
     # -- truncation -----------------------------------------------------------------------------
     def plan_truncation(self, entry: PartitionEntry, offset: int, *, start_at: bool = False,

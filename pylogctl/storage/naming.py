@@ -22,7 +22,6 @@ BOOTSTRAP_CHECKPOINT = "bootstrap.checkpoint"
 DELETED_FILE_SUFFIX = ".deleted"
 CLEANED_FILE_SUFFIX = ".cleaned"
 SWAP_FILE_SUFFIX = ".swap"
-_SNAPSHOT_RE = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
 _OFFSET_NAME_RE = re.compile(r"^(\d{20})[.-]")
 # ``{topic}-{partition}.{uuid}-delete`` (deleted topic), ``-future`` (intra-broker move),
 # ``-stray`` (KRaft: a replica the controller no longer assigns here)
@@ -61,11 +60,15 @@ def offset_from_file(path: str | os.PathLike[str]) -> int:
 
 
 def snapshot_id_from_file(path: str | os.PathLike[str]) -> tuple[int, int] | None:
-    """``(end offset, epoch)`` of a KRaft snapshot file name, or None if it is not one."""
-    m = _SNAPSHOT_RE.match(Path(path).name)
-    if m is None:
+    """``(end offset, epoch)`` of a complete KRaft snapshot's file name, as Kafka's
+    ``Snapshots.parse`` reads it, or None if it is not one."""
+    try:
+        snapshot = parse_raft_snapshot_name(Path(path).name)
+    except ValueError:
         return None
-    return int(m.group(1)), int(m.group(2))
+    if snapshot is None or snapshot.partial or snapshot.deleted:
+        return None
+    return snapshot.offset, snapshot.epoch
 
 
 # KRaft snapshot files as Kafka's ``Snapshots.parse`` names them: complete, being written
