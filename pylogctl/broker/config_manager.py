@@ -29,9 +29,10 @@ from ..storage.log_dir import META_PROPERTIES
 from ..storage.metadata_files import read_properties
 from ..storage.topic_config import LOG_CONFIG_NAMES
 from .group_metadata_manager import OFFSETS_TOPIC_CONFIG
-from .log_manager import LogManager, uuid_from_kafka
-from .metadata_log import (MetadataLog, Record, config_record, partition_record,
-                           remove_topic_record, topic_record)
+from ..storage.kraft_configs import PartitionState
+from .log_manager import LogManager, uuid_from_kafka, uuid_to_kafka
+from .metadata_log import (MetadataLog, Record, config_record, partition_change_records,
+                           partition_record, remove_topic_record, topic_record)
 from .replica_manager import OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC, ReplicaManager, Topic
 from ..storage.topic_config_def import ConfigError, validate_topic_configs
 from .transaction_state_manager import TRANSACTION_STATE_TOPIC_CONFIG
@@ -63,6 +64,7 @@ class ConfigManager:
         self.metadata = MetadataLog(log_manager.path, log_manager.lock)
         self.overrides: dict[str, dict[str, str]] = {}
         self._topic_ids: dict[uuid.UUID, str] = {}  # as the metadata log has them
+        self._partitions: dict[tuple[str, int], PartitionState] = {}  # as replayed at start
         self._loaded = False
         self.replicas: ReplicaManager | None = None
 
@@ -72,8 +74,9 @@ class ConfigManager:
             return
         if not self.log_manager.lock.locked:
             raise RuntimeError("topic configs are read under the log dir's lock")
-        replay = self.metadata.open()
+        replay = self.metadata.open(self.log_manager.node_id)
         self._loaded = True
+        self._partitions = replay.partitions
         for note in replay.notes:
             logger.warning("%s", note)
         self.overrides = {t: {n: e.value for n, e in c.items()} for t, c in replay.topics.items()
@@ -81,10 +84,28 @@ class ConfigManager:
         self._topic_ids = {uuid_from_kafka(i): name for i, name in replay.topic_names.items()}
 
     def startup(self, replicas: ReplicaManager) -> None:
-        """Record the topics the metadata log does not know yet."""
+        """Lead every partition the metadata log knows, in a new leader epoch; record the
+        topics it does not know yet. Before anything is appended to a partition."""
         self._load()
         self.replicas = replicas
+        self._take_over_partitions()
         self.sync_topics()
+
+    def _take_over_partitions(self) -> None:
+        """Each known partition's leader epoch goes above both the registered one and the
+        last one in its data, recorded in ``PartitionChangeRecord`` entries, so the real
+        broker starting on this dir later leads it in an epoch the data has not passed."""
+        assert self.replicas is not None
+        node = self.log_manager.node_id
+        records: list[Record] = []
+        for partition in self.replicas.all_partitions():
+            old = self._partitions.get((uuid_to_kafka(partition.topic_id), partition.index))
+            if old is None or self._topic_ids.get(partition.topic_id) != partition.topic:
+                continue
+            partition.leader_epoch = max(partition.leader_epoch, old.leader_epoch + 1)
+            records += partition_change_records(partition.topic_id, partition.index, node, old,
+                                                partition.leader_epoch)
+        self.metadata.append(records)
 
     def shutdown(self) -> None:
         if self._loaded and self.metadata.log is not None:

@@ -4,13 +4,22 @@ restart and the offline commands (``pylogctl config``, ``retention``, ``compact`
 ``dump-segment``'s metadata decoder) read the same state from the same place as on a real
 KRaft node.
 
-Written: ``TopicRecord`` and a ``PartitionRecord`` per partition when a topic appears,
-``ConfigRecord`` for each topic config set or deleted (a null value deletes), and
-``RemoveTopicRecord`` when a topic goes. Each change is one batch, appended and fsynced before
-the request is answered, as a raft leader commits before the controller answers; a torn tail
-left by a crash is truncated by the load (the metadata log is always recovered from offset 0,
-as Kafka's raft layer loads it). Not written: broker registrations, features, snapshots, raft
-control records (no quorum voters to elect); the offline readers need none of them.
+The log is one the real Kafka broker loads in KRaft combined mode, so a log dir moves between
+the two brokers. Each start is a raft election this node wins alone: a new epoch above both the
+log's last epoch and ``quorum-state``'s, written to ``quorum-state`` first, then a
+``LeaderChangeMessage`` control batch opening the epoch, as Kafka's raft leader writes them.
+An empty log starts with ``FeatureLevelRecord`` ``metadata.version`` (Kafka's bootstrap
+records; :data:`METADATA_VERSION` is Kafka 4.0's default level, and no other feature is set, so
+Kafka keeps to what this broker implements: no transactions V2, no KIP-848 groups).
+
+Written then: ``TopicRecord`` and a ``PartitionRecord`` per partition when a topic appears,
+``PartitionChangeRecord`` when this node takes a partition over at start-up (its leader epoch
+goes up, as when Kafka's controller re-elects a restarted broker), ``ConfigRecord`` for each
+topic config set or deleted (a null value deletes), and ``RemoveTopicRecord`` when a topic goes.
+Each change is one batch, appended and fsynced before the request is answered, as a raft leader
+commits before the controller answers; a torn tail left by a crash is truncated by the load
+(the metadata log is always recovered from offset 0, as Kafka's raft layer loads it). Not
+written: broker registrations (Kafka's broker registers itself when it starts) and snapshots.
 
 The broker's :class:`~pylogctl.broker.log_manager.LogManager` skips this dir: it is never a
 topic served to clients, never in the offset checkpoints, never subject to retention.
@@ -24,11 +33,15 @@ import uuid
 from typing import Any, Iterable
 
 from ..format.builder import RecordBatchBuilder
-from ..format.message import KafkaUuid
+from ..format.control import LEADER_CHANGE, ControlRecordType
+from ..format.message import KafkaUuid, write_message
 from ..format.metadata_records import API_KEYS, encode_metadata_record
-from ..storage.kraft_configs import (METADATA_PARTITION_DIR, KraftConfigs,
+from ..storage.checkpoint import write_file_atomically
+from ..storage.kraft_configs import (METADATA_PARTITION_DIR, KraftConfigs, PartitionState,
                                      read_kraft_configs)
 from ..storage.lock import LogDirLock
+from ..storage.metadata_files import (QUORUM_STATE, format_quorum_state, leader_quorum_state,
+                                      quorum_state_epoch)
 from ..storage.log import Log
 from ..storage.log_config import LogConfig
 from ..storage.producer_append import AppendOrigin
@@ -37,7 +50,10 @@ TOPIC_RECORD = API_KEYS["TOPIC_RECORD"]
 PARTITION_RECORD = API_KEYS["PARTITION_RECORD"]
 CONFIG_RECORD = API_KEYS["CONFIG_RECORD"]
 REMOVE_TOPIC_RECORD = API_KEYS["REMOVE_TOPIC_RECORD"]
+PARTITION_CHANGE_RECORD = API_KEYS["PARTITION_CHANGE_RECORD"]
+FEATURE_LEVEL_RECORD = API_KEYS["FEATURE_LEVEL_RECORD"]
 TOPIC_RESOURCE = 2
+METADATA_VERSION = 25  # MetadataVersion.IBP_4_0_IV3's feature level
 
 Record = tuple[int, int, dict[str, Any]]  # (apiKey, version, data)
 
@@ -55,6 +71,24 @@ def partition_record(topic_id: uuid.UUID, index: int, node_id: int, leader_epoch
     if directory_id is None:
         return PARTITION_RECORD, 0, data
     return PARTITION_RECORD, 1, {**data, "directories": [KafkaUuid(directory_id.bytes)]}
+
+
+def partition_change_records(topic_id: uuid.UUID, index: int, node_id: int,
+                             old: PartitionState, leader_epoch: int) -> list[Record]:
+    """This node leads the partition with ``leader_epoch`` (above ``old.leader_epoch``): each
+    record names a leader, so each bumps the epoch by one on replay. The first also makes the
+    node the whole ISR and clears KIP-966's eligible leaders (version 2) if Kafka left any."""
+    base: dict[str, Any] = {"partitionId": index, "topicId": KafkaUuid(topic_id.bytes),
+                            "leader": node_id}
+    first = dict(base)
+    if old.isr != (node_id,):
+        first["isr"] = [node_id]
+    version = 0
+    if old.elr or old.last_known_elr:
+        version, first["eligibleLeaderReplicas"], first["lastKnownElr"] = 2, [], []
+    bumps = leader_epoch - old.leader_epoch
+    return [(PARTITION_CHANGE_RECORD, version, first)] + [
+        (PARTITION_CHANGE_RECORD, 0, base) for _ in range(bumps - 1)]
 
 
 def config_record(topic: str, name: str, value: str | None) -> Record:
@@ -75,13 +109,34 @@ class MetadataLog:
         self.log: Log | None = None
         self.epoch = 0
 
-    def open(self) -> KraftConfigs:
-        """Load (recover) the log, then replay it; returns what the replay found."""
+    def open(self, node_id: int) -> KraftConfigs:
+        """Load (recover) the log, lead a new epoch in it, replay it; returns what the replay
+        found."""
         os.makedirs(self.path, exist_ok=True)
         self.log = Log.load(self.path, LogConfig(), lock=self.lock)
         latest = self.log.leader_epoch_cache.latest_epoch()
-        self.epoch = 1 if latest is None else latest + 1  # a new raft epoch per start
-        return read_kraft_configs(self.path)
+        self.epoch = max(latest or 0, quorum_state_epoch(self.path)) + 1  # epoch 1 first
+        state = leader_quorum_state(self.path, node_id, self.epoch)
+        write_file_atomically(os.path.join(self.path, QUORUM_STATE), format_quorum_state(state))
+        self._append_leader_change(node_id)
+        replay = read_kraft_configs(self.path)
+        if "metadata.version" not in replay.features:
+            self.append([(FEATURE_LEVEL_RECORD, 0, {"name": "metadata.version",
+                                                    "featureLevel": METADATA_VERSION})])
+            replay.features["metadata.version"] = METADATA_VERSION
+        return replay
+
+    def _append_leader_change(self, node_id: int) -> None:
+        """The control batch a raft leader opens its epoch with (``LeaderState``)."""
+        assert self.log is not None
+        voters = [{"voterId": node_id}]
+        value = write_message(LEADER_CHANGE, {"version": 0, "leaderId": node_id,
+                                              "voters": voters, "grantingVoters": voters}, 0)
+        builder = RecordBatchBuilder(base_offset=0, partition_leader_epoch=self.epoch,
+                                     is_control=True)
+        builder.append_control(ControlRecordType.LEADER_CHANGE, value,
+                               time.time_ns() // 1_000_000)
+        self._append(builder.build())
 
     def append(self, records: Iterable[Record]) -> None:
         """Append ``records`` as one batch and fsync it."""
@@ -92,7 +147,11 @@ class MetadataLog:
             builder.append(now, None, encode_metadata_record(api_key, version, data))
         if builder.num_records == 0:
             return
-        self.log.append_as_leader(builder.build(), self.epoch, AppendOrigin.RAFT_LEADER)
+        self._append(builder.build())
+
+    def _append(self, batch: bytes) -> None:
+        assert self.log is not None
+        self.log.append_as_leader(batch, self.epoch, AppendOrigin.RAFT_LEADER)
         self.log.update_high_watermark(self.log.log_end_offset)
         self.log.flush()
 

@@ -87,6 +87,7 @@ class Broker:
         self.log_manager.startup()
         try:
             replicas = ReplicaManager(self.log_manager)
+            self.configs.startup(replicas)  # leader epochs first: the coordinators append
             self.groups = GroupCoordinator(replicas, c.group)
             self.groups.startup()
             ids = [pid for p in replicas.all_partitions()
@@ -95,7 +96,6 @@ class Broker:
             self.transactions = TransactionCoordinator(replicas, self.groups, producer_ids,
                                                        c.transaction)
             self.transactions.startup()
-            self.configs.startup(replicas)
             info = BrokerInfo(c.node_id, c.advertised_host or c.host, c.advertised_port or 0,
                               self.log_manager.cluster_id, c.num_partitions,
                               c.auto_create_topics)

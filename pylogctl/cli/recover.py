@@ -41,8 +41,9 @@ HELP = (
     "--threads N partitions of a log dir are recovered at once (default: the CPU count); "
     "the output keeps the partitions' order, and the changed checkpoint entries are written "
     "once per log dir, after its last partition.\n\n"
-    "Exit codes here: 1 when --check finds something to change, or a partition cannot be "
-    "planned because of bad data; 3 when a file cannot be read; 4 when a broker holds a log "
+    "Exit codes here: 1 when --check finds something to change (but not for rebuilt indexes "
+    "or stray producer snapshots of a KRaft metadata log: Kafka's raft layer recovers that "
+    "log at every start), or a partition cannot be planned because of bad data; 3 when a file cannot be read; 4 when a broker holds a log "
     "dir's .lock, in every mode."
 )
 
@@ -107,6 +108,6 @@ def _run(run: Recovery, output: str, check: bool) -> int:
     else:
         err(f"plan: {counts} to change; nothing changed"
             + (" (run with --execute to apply)" if changing else ""))
-        if check and changing:
+        if check and any(s.needs_recovery for s in changing):
             code = max(code, int(ExitCode.DATA_ERROR))
     return code

@@ -1,5 +1,6 @@
 """The topic, broker and group configs of a KRaft cluster, replayed from its
-``__cluster_metadata`` log, and the brokers' registered endpoints.
+``__cluster_metadata`` log, with the brokers' registered endpoints, the feature levels and each
+partition's leader and leader epoch.
 
 A KRaft controller records every dynamic config as a ``ConfigRecord`` (apiKey 4: resource type,
 resource name, config name, value; a null value deletes the config) in the metadata log, and
@@ -11,6 +12,11 @@ cluster-wide default of every broker; GROUP (32) a group id. A ``RemoveTopicReco
 configs too (``ConfigurationsDelta.replay(RemoveTopicRecord, topicName)``). A
 ``RegisterBrokerRecord`` (apiKey 0) holds a broker's advertised endpoints, which Kafka's tools
 print as a coordinator's ``host:port``; ``UnregisterBrokerRecord`` (apiKey 1) removes it.
+``FeatureLevelRecord`` (apiKey 12) sets a feature (``metadata.version`` first of all; level 0
+removes it). A ``PartitionRecord`` (apiKey 3) creates a partition; a ``PartitionChangeRecord``
+(apiKey 5) changes what it names, and a new leader in it, even the same one, bumps the leader
+epoch by one (``PartitionRegistration.merge``): a broker taking over a log dir reads the epoch
+its data must be written above here.
 
 Offline, the metadata log's high watermark is unknown (the raft layer keeps it in memory), so a
 tail the quorum had not committed yet is replayed as well; a record that does not decode is
@@ -36,10 +42,14 @@ GROUP_RESOURCE = 32  # ConfigResource.Type.GROUP (KIP-848's dynamic group config
 REGISTER_BROKER_RECORD = 0
 UNREGISTER_BROKER_RECORD = 1
 TOPIC_RECORD = 2
+PARTITION_RECORD = 3
 CONFIG_RECORD = 4
+PARTITION_CHANGE_RECORD = 5
 REMOVE_TOPIC_RECORD = 9
-_WANTED = (REGISTER_BROKER_RECORD, UNREGISTER_BROKER_RECORD, TOPIC_RECORD, CONFIG_RECORD,
-           REMOVE_TOPIC_RECORD)
+FEATURE_LEVEL_RECORD = 12
+NO_LEADER_CHANGE = -2  # PartitionChangeRecord.Leader's default
+_WANTED = (REGISTER_BROKER_RECORD, UNREGISTER_BROKER_RECORD, TOPIC_RECORD, PARTITION_RECORD,
+           CONFIG_RECORD, PARTITION_CHANGE_RECORD, REMOVE_TOPIC_RECORD, FEATURE_LEVEL_RECORD)
 
 
 @dataclass(frozen=True)
@@ -59,6 +69,17 @@ class ConfigEntry:
     origin: str
 
 
+@dataclass(frozen=True)
+class PartitionState:
+    """A partition's registration as far as a leader needs it (``PartitionRegistration``)."""
+
+    leader: int
+    leader_epoch: int
+    isr: tuple[int, ...]
+    elr: tuple[int, ...] = ()  # eligible leader replicas (KIP-966)
+    last_known_elr: tuple[int, ...] = ()
+
+
 @dataclass
 class KraftConfigs:
     """The configs a metadata log's replay ends with."""
@@ -70,6 +91,9 @@ class KraftConfigs:
     topic_names: dict[str, str] = field(default_factory=dict)  # topic id -> name
     # broker id -> its advertised endpoints, in registration order
     broker_endpoints: dict[int, tuple[BrokerEndpoint, ...]] = field(default_factory=dict)
+    features: dict[str, int] = field(default_factory=dict)  # feature name -> level
+    # (topic id, partition) -> its registration
+    partitions: dict[tuple[str, int], PartitionState] = field(default_factory=dict)
     snapshot: str | None = None  # the snapshot replayed first, if any
     records: int = 0  # records replayed (snapshot and log)
     notes: list[str] = field(default_factory=list)
@@ -134,9 +158,23 @@ def _apply(state: KraftConfigs, data: dict, api_key: int, origin: str) -> None:
     elif api_key == TOPIC_RECORD:
         state.topic_names[str(data["topicId"])] = data["name"]
     elif api_key == REMOVE_TOPIC_RECORD:
-        topic = state.topic_names.pop(str(data["topicId"]), None)
+        topic_id = str(data["topicId"])
+        topic = state.topic_names.pop(topic_id, None)
         if topic is not None:
             state.topics.pop(topic, None)
+        for key in [k for k in state.partitions if k[0] == topic_id]:
+            del state.partitions[key]
+    elif api_key == PARTITION_RECORD:
+        state.partitions[(str(data["topicId"]), data["partitionId"])] = PartitionState(
+            data["leader"], data["leaderEpoch"], tuple(data["isr"]),
+            tuple(data.get("eligibleLeaderReplicas") or ()), tuple(data.get("lastKnownElr") or ()))
+    elif api_key == PARTITION_CHANGE_RECORD:
+        _change_partition(state, data)
+    elif api_key == FEATURE_LEVEL_RECORD:
+        if data["featureLevel"] == 0:
+            state.features.pop(data["name"], None)
+        else:
+            state.features[data["name"]] = data["featureLevel"]
     else:
         kind = data["resourceType"]
         if kind == TOPIC_RESOURCE:
@@ -152,3 +190,17 @@ def _apply(state: KraftConfigs, data: dict, api_key: int, origin: str) -> None:
             configs.pop(data["name"], None)
         else:
             configs[data["name"]] = ConfigEntry(data["value"], origin)
+
+
+def _change_partition(state: KraftConfigs, data: dict) -> None:
+    key = (str(data["topicId"]), data["partitionId"])
+    old = state.partitions.get(key)
+    if old is None:
+        return  # a change to a partition the snapshot or log never created: Kafka fails here
+    leader, epoch = old.leader, old.leader_epoch
+    if data["leader"] != NO_LEADER_CHANGE:
+        leader, epoch = data["leader"], epoch + 1
+    pick = lambda name, before: before if data.get(name) is None else tuple(data[name])  # noqa: E731
+    state.partitions[key] = PartitionState(leader, epoch, pick("isr", old.isr),
+                                           pick("eligibleLeaderReplicas", old.elr),
+                                           pick("lastKnownElr", old.last_known_elr))

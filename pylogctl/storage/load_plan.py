@@ -255,6 +255,14 @@ class LoadPlan:
         return not self.steps
 
     @property
+    def is_routine(self) -> bool:
+        """Only indexes rebuilt and stray producer snapshots deleted, nothing cut: what every
+        load of a log recovered at each start (the KRaft metadata log) does anyway."""
+        return all((isinstance(s, RecoverSegment) and not s.truncated_bytes)
+                   or (isinstance(s, DeleteSnapshot) and "removeStraySnapshots" in s.reason)
+                   for s in self.steps)
+
+    @property
     def truncated_bytes(self) -> int:
         return sum(s.truncated_bytes for s in self.steps if isinstance(s, RecoverSegment))
 

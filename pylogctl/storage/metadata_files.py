@@ -5,6 +5,12 @@
 mode, ``version=1`` with ``node.id`` in KRaft, plus ``cluster.id`` / ``directory.id``);
 ``partition.metadata`` is ``version: 0`` and ``topic_id: {uuid}`` lines; ``quorum-state`` and
 the clean-shutdown marker (3.7+; empty before) are JSON.
+
+``quorum-state`` is where a KRaft voter keeps its raft election state (Kafka's
+``FileQuorumStateStore``): the epoch, the leader and the vote. Version 0 (static voters, from
+``controller.quorum.voters``) also lists the voters; version 1 (KIP-853's dynamic quorum) names
+the voted-for directory instead. A node that leads an epoch writes it before appending in that
+epoch, so an epoch in the file is never below the last epoch of the log.
 """
 
 from __future__ import annotations
@@ -79,3 +85,34 @@ def read_json_file(path: str | os.PathLike[str], allow_empty: bool = False) -> d
     if not isinstance(doc, dict):
         raise CorruptRecordError(f"Expected a JSON object in {path}", path=path, position=0)
     return doc
+
+
+QUORUM_STATE = "quorum-state"
+_NO_DIRECTORY = "AAAAAAAAAAAAAAAAAAAAAA"  # Uuid.ZERO_UUID
+
+
+def quorum_state_epoch(metadata_dir: str | os.PathLike[str]) -> int:
+    """The epoch of a metadata log dir's ``quorum-state`` (-1 when there is none)."""
+    path = os.path.join(os.fspath(metadata_dir), QUORUM_STATE)
+    if not os.path.exists(path):
+        return -1
+    doc = read_json_file(path)
+    return int(doc.get("leaderEpoch", -1)) if doc else -1
+
+
+def leader_quorum_state(metadata_dir: str | os.PathLike[str], leader_id: int,
+                        epoch: int) -> dict[str, Any]:
+    """The ``quorum-state`` of a sole voter leading ``epoch``, in the version the file
+    already has (0 when there is none), as ``QuorumStateData``'s JSON converter writes it."""
+    path = os.path.join(os.fspath(metadata_dir), QUORUM_STATE)
+    old = read_json_file(path) if os.path.exists(path) else None
+    if old is not None and old.get("data_version") == 1:
+        return {"leaderId": leader_id, "leaderEpoch": epoch, "votedId": -1,
+                "votedDirectoryId": _NO_DIRECTORY, "data_version": 1}
+    return {"clusterId": "", "leaderId": leader_id, "leaderEpoch": epoch, "votedId": -1,
+            "appliedOffset": 0, "currentVoters": [{"voterId": leader_id}], "data_version": 0}
+
+
+def format_quorum_state(doc: dict[str, Any]) -> bytes:
+    """Jackson's compact JSON, as the file holds it."""
+    return json.dumps(doc, separators=(",", ":")).encode()

@@ -37,6 +37,7 @@ from typing import Any, Iterator
 from ..errors import ExitCode, LogDirLockedError, PylogctlError
 from ..storage.backup import Backup
 from ..storage.load_plan import LoadPlan, plain_data, step_to_dict
+from ..storage.load_raft import is_metadata_log_dir
 from ..storage.lock import LogDirLock
 from ..storage.log_manager import CheckpointUpdate, LogDir, PartitionEntry, RecoveryResult
 from .config import ConfigOptions, TopicConfigs
@@ -70,6 +71,15 @@ class PartitionRecovery:
     def changes(self) -> bool:
         """Whether the plan changes anything on disk (files or checkpoint entries)."""
         return self.plan is not None and (not self.plan.is_empty or bool(self.checkpoint_updates))
+
+    @property
+    def needs_recovery(self) -> bool:
+        """What ``--check`` asks: changes beyond the metadata log's routine ones (Kafka's raft
+        layer loads it as after an unclean shutdown at every start, so a healthy one gets its
+        indexes rebuilt and stray snapshots deleted each time)."""
+        return self.changes and not (
+            self.plan is not None and not self.checkpoint_updates
+            and is_metadata_log_dir(self.entry.path) and self.plan.is_routine)
 
     @property
     def executed(self) -> bool:

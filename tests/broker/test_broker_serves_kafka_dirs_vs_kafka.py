@@ -19,6 +19,11 @@ skipped") and the transaction is left hanging in the data partitions: their last
 stays at its first offset, which is the end a ``read_committed`` consumer sees. ``pylogctl
 broker`` writes the abort markers, so its end is the log end after them; the records both
 serve are the same.
+
+Then the dir goes back: pylogctl's metadata log must have taken every partition over (this
+node its leader and whole ISR, KIP-966's eligible leaders cleared, a leader epoch no data has
+passed), and on the cleanly stopped dir the real broker, started again on what pylogctl left,
+serves what it served before pylogctl ran, with nothing to repair.
 """
 
 from __future__ import annotations
@@ -30,7 +35,10 @@ import pytest
 from broker_support import BrokerProcess
 from kafka_jvm import require_kafka
 from kafka_scenarios import generated_scenario, killed_scenario
-from kafka_served import baseline, read_served
+from kafka_served import baseline, read_served, serve
+from pylogctl.storage.kraft_configs import PartitionState, read_kraft_configs
+from pylogctl.storage.leader_epoch_cache import LeaderEpochFileCache
+from pylogctl.storage.metadata_files import read_partition_metadata
 
 
 @pytest.mark.parametrize("scenario", [generated_scenario, killed_scenario],
@@ -56,3 +64,28 @@ def test_pylogctl_broker_serves_a_kafka_dir_as_kafka_does(scenario, tmp_path):
         assert ours.records.get(tp) == kafka.records[tp], tp
     assert ours.records.keys() == kafka.records.keys()
     assert ours.committed == kafka.committed
+    _check_taken_over(copy)
+    if scenario is generated_scenario:
+        back = serve(copy, tmp_path / "kafka-again")
+        assert not back.repairs()
+        assert (back.records, back.start, back.end, back.committed) == (
+            kafka.records, kafka.start, kafka.end, kafka.committed)
+
+
+def _check_taken_over(log_dir) -> None:
+    """Every partition in the metadata log's replay is led by node 1, in the epoch its data
+    was last written with or a later one."""
+    replay = read_kraft_configs(log_dir / "__cluster_metadata-0")
+    assert replay.features["metadata.version"] >= 25
+    checked = 0
+    for partition_dir in sorted(log_dir.glob("*-[0-9]*")):
+        if partition_dir.name.startswith("__cluster_metadata"):
+            continue
+        topic_id = read_partition_metadata(partition_dir / "partition.metadata")["topicId"]
+        index = int(partition_dir.name.rsplit("-", 1)[1])
+        state = replay.partitions[(topic_id, index)]
+        latest = LeaderEpochFileCache.for_partition_dir(partition_dir, persist=False).latest_epoch()
+        assert state == PartitionState(1, state.leader_epoch, (1,)), partition_dir.name
+        assert latest is None or state.leader_epoch >= latest, partition_dir.name
+        checked += 1
+    assert checked >= 10
