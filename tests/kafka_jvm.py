@@ -205,7 +205,8 @@ class KafkaBroker:
     def write_config(self) -> Path:
         self.work_dir.mkdir(parents=True, exist_ok=True)
         self.port = self.port or free_port()
-        self.controller_port = self.controller_port or free_port()
+        while not self.controller_port or self.controller_port == self.port:
+            self.controller_port = free_port()  # two free ports in a row can be the same one
         path = self.work_dir / "server.properties"
         path.write_text("".join(f"{k}={v}\n" for k, v in self.properties().items()))
         return path

@@ -19,6 +19,8 @@ LIST configs only, starting from Kafka's default when the topic does not set it)
 
 from __future__ import annotations
 
+from itertools import dropwhile
+
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -61,7 +63,9 @@ class Entry:
 def _broker_synonyms(topic_name: str, static: dict[str, str]
                      ) -> list[tuple[str, str | None, int]]:
     """The broker names ``topic_name`` falls back to that have a value: the first synonym if
-    given at start-up (STATIC), the one holding Kafka's default (its last) as DEFAULT."""
+    given at start-up (STATIC), the one holding Kafka's default (its last) as DEFAULT; as
+    ``ConfigHelper.configSynonyms``, those before the first one named like the primary broker
+    config are dropped, so ``log.retention.hours``' default is no synonym of ``retention.ms``."""
     names = BROKER_SYNONYMS.get(topic_name, ())
     if not names:
         return []
@@ -74,7 +78,7 @@ def _broker_synonyms(topic_name: str, static: dict[str, str]
         default = key.default
         value = default // unit if unit != 1 and isinstance(default, int) else default
         out.append((holder, render_value(value), DEFAULT_CONFIG))
-    return out
+    return list(dropwhile(lambda synonym: synonym[0] != names[0][0], out))
 
 
 class ConfigHandler:

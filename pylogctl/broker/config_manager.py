@@ -33,7 +33,8 @@ from ..storage.kraft_configs import PartitionState
 from .log_manager import LogManager, uuid_from_kafka, uuid_to_kafka
 from .metadata_log import (MetadataLog, Record, config_record, partition_change_records,
                            partition_record, remove_topic_record, topic_record)
-from .replica_manager import OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC, ReplicaManager, Topic
+from .replica_manager import (OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC, Partition,
+                              ReplicaManager, Topic)
 from ..storage.topic_config_def import ConfigError, validate_topic_configs
 from .transaction_state_manager import TRANSACTION_STATE_TOPIC_CONFIG
 
@@ -145,6 +146,13 @@ class ConfigManager:
         records += [config_record(topic.name, n, v) for n, v in overrides.items()]
         self.metadata.append(records)
         self._topic_ids[topic.topic_id] = topic.name
+
+    def partitions_created(self, topic: Topic, partitions: list[Partition]) -> None:
+        """Record partitions CreatePartitions added to a live topic, as one batch."""
+        self._load()
+        node, directory = self.log_manager.node_id, self._directory_id()
+        self.metadata.append([partition_record(topic.topic_id, p.index, node, p.leader_epoch,
+                                               directory) for p in partitions])
 
     def topic_deleted(self, name: str, topic_id: uuid.UUID) -> None:
         """Forget the topic's configs (``RemoveTopicRecord``)."""

@@ -27,6 +27,8 @@ Rules followed, by API (Kafka's ``KafkaApis`` and ``ReplicaManager``):
   (:mod:`.transaction_coordinator`); TxnOffsetCommit and OffsetFetch's ``require_stable``: the
   group coordinator. PRODUCER_FENCED goes to clients too old to know it as
   INVALID_PRODUCER_EPOCH, as Kafka's ``KafkaApis`` does.
+- Topics (CreateTopics, DeleteTopics, CreatePartitions, DescribeTopicPartitions):
+  :mod:`.topic_apis`.
 - Configs (CreateTopics' configs, DescribeConfigs, AlterConfigs, IncrementalAlterConfigs):
   :mod:`.config_handler`, kept in ``__cluster_metadata-0`` (:mod:`.metadata_log`), a topic
   that is never created, auto-created or served here.
@@ -52,7 +54,7 @@ from .group_coordinator import GroupCoordinator
 from .producer_id_manager import ProducerIdManager
 from .protocol import FileRegion, Request, millis
 from .replica_manager import INTERNAL_TOPICS, ReplicaManager, topic_name_problem
-from ..storage.topic_config_def import ConfigError
+from .topic_apis import TopicApis
 from .transaction_coordinator import TransactionCoordinator
 
 logger = logging.getLogger(__name__)
@@ -83,6 +85,7 @@ SUPPORTED: dict[int, tuple[str, int, int]] = {
     26: ("EndTxn", 0, 4),
     28: ("TxnOffsetCommit", 0, 4),
     32: ("DescribeConfigs", 1, 4),
+    37: ("CreatePartitions", 0, 3),
     33: ("AlterConfigs", 0, 2),
     42: ("DeleteGroups", 0, 2),
     44: ("IncrementalAlterConfigs", 0, 1),
@@ -90,9 +93,9 @@ SUPPORTED: dict[int, tuple[str, int, int]] = {
     61: ("DescribeProducers", 0, 0),
     65: ("DescribeTransactions", 0, 0),
     66: ("ListTransactions", 0, 2),
+    75: ("DescribeTopicPartitions", 0, 0),
 }
 
-MAX_PARTITIONS_PER_REQUEST = 10_000  # ReplicationControlManager.MAX_PARTITIONS_PER_BATCH
 EARLIEST_TIMESTAMP = -2
 LATEST_TIMESTAMP = -1
 MAX_TIMESTAMP = -3
@@ -129,7 +132,7 @@ def api_versions_list() -> list[dict[str, int]]:
             for k, (_, lo, hi) in sorted(SUPPORTED.items())]
 
 
-class KafkaApis(CoordinatorApis):
+class KafkaApis(CoordinatorApis, TopicApis):
     """Dispatch by API key; each handler returns response data, or None for no response."""
 
     def __init__(self, info: BrokerInfo, replicas: ReplicaManager,
@@ -153,9 +156,11 @@ class KafkaApis(CoordinatorApis):
             23: self.offset_for_leader_epoch, 24: self.add_partitions_to_txn,
             25: self.add_offsets_to_txn, 26: self.end_txn, 28: self.txn_offset_commit,
             32: config_handler.describe_configs, 33: config_handler.alter_configs,
+            37: self.create_partitions,
             42: self.delete_groups, 44: config_handler.incremental_alter_configs,
             47: self.offset_delete, 61: self.describe_producers,
             65: self.describe_transactions, 66: self.list_transactions,
+            75: self.describe_topic_partitions,
         }
 
     def supports(self, api_key: int, version: int) -> bool:
@@ -218,99 +223,7 @@ class KafkaApis(CoordinatorApis):
         return {"node_id": self.info.node_id, "host": self.info.host, "port": self.info.port,
                 "rack": None}
 
-    # -- CreateTopics ---------------------------------------------------------------------------
-    async def create_topics(self, request: Request, connection: Connection) -> dict[str, Any]:
-        body = request.body
-        seen: dict[str, int] = {}
-        for t in body.topics:
-            seen[t.name] = seen.get(t.name, 0) + 1
-        # Kafka's ReplicationControlManager: a request may not create more than 10,000
-        # partitions in all (else one request could keep the broker busy creating dirs)
-        total = sum(len(t.assignments) if t.assignments else
-                    self.info.num_partitions if t.num_partitions == -1 else
-                    max(t.num_partitions, 0) for t in body.topics)
-        if total > MAX_PARTITIONS_PER_REQUEST:
-            return {"throttle_time": 0, "topics": [
-                {"name": t.name, "error_code": Errors.POLICY_VIOLATION,
-                 "error_message": "Excessively large number of partitions per request.",
-                 "topic_config_error_code": 0, "num_partitions": -1,
-                 "replication_factor": -1, "configs": []} for t in body.topics]}
-        results = []
-        for t in body.topics:
-            results.append(self._create_topic(t, seen[t.name] > 1, body.validate_only))
-        return {"throttle_time": 0, "topics": results}
-
-    def _create_topic(self, t: Any, duplicate: bool, validate_only: bool) -> dict[str, Any]:
-        def error(code: Errors, message: str) -> dict[str, Any]:
-            return {"name": t.name, "error_code": code, "error_message": message,
-                    "topic_config_error_code": 0, "num_partitions": -1,
-                    "replication_factor": -1, "configs": []}
-        if duplicate:
-            return error(Errors.INVALID_REQUEST, "Duplicate topic name.")
-        if t.name == METADATA_TOPIC:  # its dir is the KRaft log (.metadata_log)
-            return error(Errors.INVALID_REQUEST,
-                         f"Creation of internal topic {METADATA_TOPIC} is prohibited.")
-        problem = topic_name_problem(t.name)
-        if problem is not None:
-            return error(Errors.INVALID_TOPIC_EXCEPTION, problem)
-        if t.name in self.replicas.topics:
-            return error(Errors.TOPIC_ALREADY_EXISTS, f"Topic '{t.name}' already exists.")
-        if t.assignments:
-            count = len(t.assignments)
-            if any(list(a.broker_ids) != [self.info.node_id] for a in t.assignments):
-                return error(Errors.INVALID_REPLICATION_FACTOR,
-                             "Replica assignments must name this broker only.")
-        else:
-            count = self.info.num_partitions if t.num_partitions == -1 else t.num_partitions
-            replication = 1 if t.replication_factor == -1 else t.replication_factor
-            if count <= 0:
-                return error(Errors.INVALID_PARTITIONS,
-                             "Number of partitions was set to an invalid non-positive value.")
-            if replication != 1:
-                return error(Errors.INVALID_REPLICATION_FACTOR,
-                             f"Unable to replicate the partition {replication} time(s): The "
-                             f"target replication factor of {replication} cannot be reached "
-                             f"because only 1 broker(s) are registered.")
-        try:
-            overrides, config = self.configs.new_topic_config(t.configs)
-        except ConfigError as exc:
-            return error(Errors.INVALID_CONFIG, exc.message)
-        if not validate_only:
-            created = self.replicas.create_topic(t.name, count, config)
-            self.configs.configs.topic_created(created, overrides)
-        topic = self.replicas.topics.get(t.name)
-        return {"name": t.name, "topic_id": topic.topic_id if topic else None,
-                "error_code": Errors.NONE, "error_message": None,
-                "topic_config_error_code": 0, "num_partitions": count,
-                "replication_factor": 1, "configs": self.configs.created_configs(overrides)}
-
-    # -- DeleteTopics and DeleteRecords ---------------------------------------------------------
-    async def delete_topics(self, request: Request, connection: Connection) -> dict[str, Any]:
-        body = request.body
-        if request.api_version >= 6:
-            wanted = [(t.name, t.topic_id) for t in body.topics]
-        else:
-            wanted = [(name, None) for name in body.topic_names]
-        by_id = {t.topic_id: name for name, t in self.replicas.topics.items()}
-        responses = []
-        for name, topic_id in wanted:
-            if name is None and topic_id is not None:
-                name = by_id.get(topic_id)
-            entry = {"name": name, "topic_id": topic_id, "error_code": Errors.NONE,
-                     "error_message": None}
-            if name is None or name not in self.replicas.topics:
-                entry["error_code"] = (Errors.UNKNOWN_TOPIC_ID if name is None
-                                       else Errors.UNKNOWN_TOPIC_OR_PARTITION)
-            elif name in INTERNAL_TOPICS:
-                entry["error_code"] = Errors.TOPIC_AUTHORIZATION_FAILED
-            else:
-                entry["topic_id"] = self.replicas.topics[name].topic_id
-                self.replicas.delete_topic(name)
-                self.configs.configs.topic_deleted(name, entry["topic_id"])
-                logger.info("Deleted topic %s", name)
-            responses.append(entry)
-        return {"throttle_time": 0, "responses": responses}
-
+    # -- DeleteRecords ---------------------------------------------------------------------------
     async def delete_records(self, request: Request, connection: Connection) -> dict[str, Any]:
         """Raise each partition's log start offset (-1: to the high watermark)."""
         topics = []

@@ -114,6 +114,16 @@ class ReplicaManager:
         self.log_manager.checkpoint()
         return self.topics[name]
 
+    def add_partitions(self, name: str, count: int) -> list[Partition]:
+        """Create the dirs of a live topic's partitions from its current count up to
+        ``count`` (CreatePartitions; the caller validated it); the new partitions."""
+        topic = self.topics[name]
+        config = next(iter(topic.partitions.values())).log.config if topic.partitions else None
+        added = [self._add(self.log_manager.create_log(name, index, topic.topic_id, config))
+                 for index in range(len(topic.partitions), count)]
+        self.log_manager.checkpoint()
+        return added
+
     def delete_topic(self, name: str) -> None:
         self.topics.pop(name, None)
         self.log_manager.delete_topic(name)

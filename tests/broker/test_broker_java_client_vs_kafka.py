@@ -10,10 +10,14 @@ TransactionalIdNotFoundException); the partition's producers described; a classi
 group that reads and commits, then listed, described, its offsets listed, altered and deleted,
 and the group deleted; offsets listed (earliest, latest, max-timestamp, by time) and looked
 up by time; records deleted; the cluster, topics and topic configs described; a config
-altered; a topic deleted.
+altered; two members of a group sharing four partitions (range assignment) through a join
+and a leave; a static member (``group.instance.id``) closing without leaving, rejoining into
+its assignment without a rebalance, and removed by the Admin client; a topic deleted.
 
 The same program runs against a fresh real Kafka 4.4 broker and a fresh ``pylogctl broker``;
-every line must be the same. The real broker is formatted with ``transaction.version=1``, the
+every line must be the same. It runs twice: on Kafka 4.4's client, and on Kafka 3.9's (the last
+3.x release), which speaks older versions of most requests (its Admin lists groups with
+ListGroups v4, without group types) and so must be served alike too. The real broker is formatted with ``transaction.version=1``, the
 transaction protocol ``pylogctl broker`` implements (it does not advertise the feature, so the
 client uses that protocol with it): with version 2 Kafka bumps the producer epoch at every
 transaction's end, which ``describe-producers`` shows.
@@ -24,31 +28,36 @@ from __future__ import annotations
 import json
 import subprocess
 
+import pytest
+
 from broker_support import BrokerProcess
-from kafka_jvm import KAFKA_DIR, KafkaBroker, java_program, require_kafka
+from kafka_jvm import KAFKA_DIR, KAFKA_VERSION, LEGACY_VERSION, KafkaBroker, java_program, \
+    require_kafka
 
 PROGRAM = KAFKA_DIR / "clients" / "ClientMatrix.java"
 
 
-def run_matrix(bootstrap: str) -> list[dict]:
-    out = subprocess.run([*java_program(PROGRAM), bootstrap], capture_output=True, text=True,
-                         timeout=600)
+def run_matrix(bootstrap: str, client: str) -> list[dict]:
+    out = subprocess.run([*java_program(PROGRAM, client), bootstrap], capture_output=True,
+                         text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-3000:]
     return [json.loads(line) for line in out.stdout.splitlines()]
 
 
-def test_the_java_client_sees_pylogctl_broker_as_it_sees_kafka(tmp_path):
+@pytest.mark.parametrize("client", [KAFKA_VERSION, LEGACY_VERSION])
+def test_the_java_client_sees_pylogctl_broker_as_it_sees_kafka(tmp_path, client):
     require_kafka()
+    require_kafka(client)
     kafka = KafkaBroker(log_dir=tmp_path / "kafka" / "logs", work_dir=tmp_path / "kafka")
     kafka.format(None, "--feature", "transaction.version=1")
     kafka.start()
     try:
-        theirs = run_matrix(kafka.bootstrap)
+        theirs = run_matrix(kafka.bootstrap, client)
     finally:
         kafka.stop()
     with BrokerProcess(tmp_path / "pylogctl" / "logs") as broker:
-        ours = run_matrix(broker.bootstrap)
-    assert len(theirs) == 38 and [s["step"] for s in ours] == [s["step"] for s in theirs]
+        ours = run_matrix(broker.bootstrap, client)
+    assert len(theirs) == 40 and [s["step"] for s in ours] == [s["step"] for s in theirs]
     for mine, kafkas in zip(ours, theirs):
         assert mine == kafkas, mine["step"]
     refused = {s["step"] for s in theirs if "error" in s}

@@ -74,3 +74,22 @@ def test_served_partitions_are_led_in_the_epoch_their_data_is_written_with(tmp_p
             latest = cache.latest_epoch()
             assert latest == start, (start, p)  # one new leader epoch per start
             assert replay.partitions[(topic_id, p)] == PartitionState(1, latest, (1,)), (start, p)
+
+
+def test_partitions_added_by_create_partitions_are_recorded_and_kept(tmp_path):
+    from confluent_kafka.admin import NewPartitions
+
+    log_dir = tmp_path / "logs"
+    with BrokerThread(log_dir) as broker:
+        admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+        admin.create_topics([NewTopic("t", 2, 1)])["t"].result(30)
+        admin.create_partitions([NewPartitions("t", 4)])["t"].result(30)
+    replay = read_kraft_configs(log_dir / "__cluster_metadata-0")
+    [topic_id] = [i for i, name in replay.topic_names.items() if name == "t"]
+    assert {p: s for (i, p), s in replay.partitions.items() if i == topic_id} == {
+        p: PartitionState(1, 0, (1,)) for p in range(4)}
+    for p in range(4):
+        assert f"topic_id: {topic_id}" in (log_dir / f"t-{p}" / "partition.metadata").read_text()
+    with BrokerThread(log_dir) as broker:
+        admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+        assert sorted(admin.list_topics("t", timeout=30).topics["t"].partitions) == [0, 1, 2, 3]

@@ -24,9 +24,11 @@ import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.ConsumerGroupDescription;
 import org.apache.kafka.clients.admin.ListOffsetsResult;
+import org.apache.kafka.clients.admin.MemberToRemove;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.RecordsToDelete;
+import org.apache.kafka.clients.admin.RemoveMembersFromConsumerGroupOptions;
 import org.apache.kafka.clients.admin.TransactionDescription;
 import org.apache.kafka.clients.admin.TransactionListing;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -123,6 +125,26 @@ public class ClientMatrix {
     }
 
     static TopicPartition tp(String t, int p) { return new TopicPartition(t, p); }
+
+    /** Poll every consumer until each has partitions and they hold {@code total} in all. */
+    static String settle(List<KafkaConsumer<String, String>> consumers, int total) {
+        long deadline = System.currentTimeMillis() + 60_000;
+        while (true) {
+            for (KafkaConsumer<String, String> c : consumers) c.poll(Duration.ofMillis(100));
+            if (consumers.stream().allMatch(c -> !c.assignment().isEmpty())
+                    && consumers.stream().mapToInt(c -> c.assignment().size()).sum() == total) break;
+            if (System.currentTimeMillis() > deadline) throw new IllegalStateException("no settled assignment");
+        }
+        return consumers.stream().map(c -> c.groupMetadata().memberId().split("-")[0] + "="
+                + c.assignment().stream().map(TopicPartition::partition).sorted().toList())
+                .collect(Collectors.joining(" "));
+    }
+
+    static String describeGroup(Admin admin, String group) throws Exception {
+        ConsumerGroupDescription d = admin.describeConsumerGroups(List.of(group)).all().get().get(group);
+        return d.state() + " [" + d.members().stream().map(m -> m.groupInstanceId().orElse("-") + ":"
+                + m.assignment().topicPartitions().size()).sorted().collect(Collectors.joining(",")) + "]";
+    }
 
     public static void main(String[] args) throws Exception {
         bootstrap = args[0];
@@ -223,12 +245,12 @@ public class ClientMatrix {
                     return str(n + " records, " + c.assignment().size() + " partitions");
                 }
             });
-            step("list-groups", () -> admin.listGroups().all().get().stream()
-                    .map(g -> str(g.groupId() + ":" + g.type().map(Object::toString).orElse("?") + ":" + g.groupState().map(Object::toString).orElse("?")))
+            step("list-groups", () -> admin.listConsumerGroups().all().get().stream()
+                    .map(g -> str(g.groupId() + ":" + g.type().map(Object::toString).orElse("?") + ":" + g.state().map(Object::toString).orElse("?")))
                     .sorted().collect(Collectors.joining(",", "[", "]")));
             step("describe-group", () -> {
                 ConsumerGroupDescription d = admin.describeConsumerGroups(List.of("m-classic")).all().get().get("m-classic");
-                return str(d.groupState() + " members=" + d.members().size() + " type=" + d.type());
+                return str(d.state() + " members=" + d.members().size() + " type=" + d.type());
             });
             step("group-offsets", () -> str(new TreeMap<>(admin.listConsumerGroupOffsets("m-classic")
                     .partitionsToOffsetAndMetadata().get().entrySet().stream()
@@ -245,7 +267,7 @@ public class ClientMatrix {
             });
             step("delete-group", () -> {
                 admin.deleteConsumerGroups(List.of("m-classic")).all().get();
-                return str(admin.listGroups().all().get().stream().map(g -> g.groupId()).sorted().collect(Collectors.toList()));
+                return str(admin.listConsumerGroups().all().get().stream().map(g -> g.groupId()).sorted().collect(Collectors.toList()));
             });
             for (Map.Entry<String, Supplier<OffsetSpec>> spec : new TreeMap<String, Supplier<OffsetSpec>>(Map.of(
                     "earliest", OffsetSpec::earliest, "latest", OffsetSpec::latest, "max-timestamp", OffsetSpec::maxTimestamp,
@@ -280,6 +302,36 @@ public class ClientMatrix {
                 return List.of("retention.ms", "cleanup.policy", "segment.bytes", "compression.type").stream()
                         .map(k -> str(k + "=" + c.get(k).value() + " (" + c.get(k).source() + ")"))
                         .collect(Collectors.joining(",", "[", "]"));
+            });
+            step("rebalance", () -> {
+                admin.createTopics(List.of(new NewTopic("m-rebalance", 4, (short) 1))).all().get();
+                List<String> seen = new ArrayList<>();
+                try (KafkaConsumer<String, String> c1 = consumer("group.id", "m-rebalance", "client.id", "c1")) {
+                    c1.subscribe(List.of("m-rebalance"));
+                    seen.add(settle(List.of(c1), 4));
+                    try (KafkaConsumer<String, String> c2 = consumer("group.id", "m-rebalance", "client.id", "c2")) {
+                        c2.subscribe(List.of("m-rebalance"));
+                        seen.add(settle(List.of(c1, c2), 4));
+                    }
+                    seen.add(settle(List.of(c1), 4));
+                }
+                return str(String.join(" | ", seen));
+            });
+            step("static-member", () -> {
+                List<String> seen = new ArrayList<>();
+                for (int round = 0; round < 2; round++) {
+                    try (KafkaConsumer<String, String> s = consumer("group.id", "m-static", "client.id", "s",
+                            "group.instance.id", "static-1")) {
+                        s.subscribe(List.of("m-rebalance"));
+                        seen.add(settle(List.of(s), 4) + " " + describeGroup(admin, "m-static"));
+                    }
+                }
+                // a static member's close does not leave the group: it stays until removed
+                seen.add(describeGroup(admin, "m-static"));
+                admin.removeMembersFromConsumerGroup("m-static", new RemoveMembersFromConsumerGroupOptions(
+                        List.of(new MemberToRemove("static-1")))).all().get();
+                seen.add(describeGroup(admin, "m-static"));
+                return str(String.join(" | ", seen));
             });
             step("delete-topic", () -> {
                 admin.deleteTopics(List.of("m-gone")).all().get();
