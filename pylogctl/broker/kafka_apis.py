@@ -18,8 +18,9 @@ Rules followed, by API (Kafka's ``KafkaApis`` and ``ReplicaManager``):
 - Produce: acks must be 0, 1 or -1; clients may not write internal topics; each partition's
   records must be one v2 batch (zstd from v7). acks=0 gets no response at all.
 - Fetch: reads up to the high watermark, or the last stable offset for read_committed (with
-  the aborted transactions); sessionless (session id 0); when less than ``min_bytes`` is
-  available the request waits for an append or ``max_wait``. Records go out with sendfile.
+  the aborted transactions); incremental fetch sessions from v7 (:mod:`.fetch_session`);
+  when less than ``min_bytes`` is available the request waits for an append or ``max_wait``.
+  Records go out with sendfile.
 - ListOffsets: -2 earliest, -1 latest (high watermark or LSO), -3 max timestamp, else the
   first offset whose timestamp is at or after the target (time index).
 - Transactions (FindCoordinator key type 1, InitProducerId with a transactional id,
@@ -47,9 +48,11 @@ from ..storage.log import FetchIsolation, OffsetOutOfRangeError
 from ..storage.log_config import LogConfig
 from ..storage.log_manager import METADATA_TOPIC
 from ..storage.log_validator import RecordValidationError
+from ..storage.segment import wall_clock_ms
 from .config_handler import ConfigHandler
 from .coordinator_apis import CoordinatorApis
 from .error_codes import Errors, error_for
+from .fetch_session import FetchContext, FetchSessionCache, PartitionFetch
 from .group_coordinator import GroupCoordinator
 from .producer_id_manager import ProducerIdManager
 from .protocol import FileRegion, Request, millis
@@ -146,6 +149,7 @@ class KafkaApis(CoordinatorApis, TopicApis):
         self.producer_ids = producer_ids
         self.topic_config = topic_config
         self.configs = config_handler  # the config APIs (.config_handler)
+        self.fetch_sessions = FetchSessionCache()
         self._handlers: dict[int, Callable[[Request, Connection], Awaitable[Any]]] = {
             0: self.produce, 1: self.fetch, 2: self.list_offsets, 3: self.metadata,
             8: self.offset_commit, 9: self.offset_fetch, 10: self.find_coordinator,
@@ -329,13 +333,24 @@ class KafkaApis(CoordinatorApis, TopicApis):
                      else FetchIsolation.HIGH_WATERMARK)
         if body.replica_id >= 0:
             isolation = FetchIsolation.LOG_END
-        wanted = [(t.topic, p) for t in body.topics for p in t.partitions]
-        keys = [(topic, p.partition) for topic, p in wanted]
-        deadline = asyncio.get_running_loop().time() + millis(body.max_wait) / 1000
+        wanted = [((t.topic, p.partition), p) for t in body.topics for p in t.partitions]
+        if request.api_version >= 7:  # fetch sessions (.fetch_session)
+            forgotten = [(t.topic, i) for t in body.forgotten_topics_data for i in t.partitions]
+            context = self.fetch_sessions.new_context(body.session_id, body.session_epoch,
+                                                      wanted, forgotten)
+        else:
+            context = FetchContext([(key, PartitionFetch.of(p)) for key, p in wanted])
+        if context.error != Errors.NONE:
+            return {"throttle_time": 0, "error_code": context.error, "session_id": 0,
+                    "responses": []}
+        reads = [(topic, p) for (topic, _), p in context.partitions]
+        keys = [key for key, _ in context.partitions]
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + millis(body.max_wait) / 1000
         while True:
-            results, total, errors = self._read_all(wanted, body.max_bytes, isolation)
-            remaining = deadline - asyncio.get_running_loop().time()
-            if total >= body.min_bytes or errors or remaining <= 0 or not wanted:
+            results, total, errors = self._read_all(reads, body.max_bytes, isolation)
+            remaining = deadline - loop.time()
+            if total >= body.min_bytes or errors or remaining <= 0 or not reads:
                 break
             _close_regions(results)
             future = self.replicas.watch(keys)
@@ -345,10 +360,14 @@ class KafkaApis(CoordinatorApis, TopicApis):
                 pass
             finally:
                 self.replicas.unwatch(keys, future)
+        session_id, answered = self.fetch_sessions.respond(
+            context, list(zip(keys, results)), wall_clock_ms())
+        sent = {id(result) for _, result in answered}
+        _close_regions([r for r in results if id(r) not in sent])
         topics: dict[str, list[dict[str, Any]]] = {}
-        for (topic, _), result in zip(wanted, results):
+        for (topic, _), result in answered:
             topics.setdefault(topic, []).append(result)
-        return {"throttle_time": 0, "error_code": Errors.NONE, "session_id": 0,
+        return {"throttle_time": 0, "error_code": Errors.NONE, "session_id": session_id,
                 "responses": [{"topic": t, "partitions": ps} for t, ps in topics.items()]}
 
     def _read_all(self, wanted: list[tuple[str, Any]], max_bytes: int,
