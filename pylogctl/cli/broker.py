@@ -15,8 +15,9 @@ from .app import EXIT_CODES_HELP, app
 
 HELP = (
     "Run a single-node Kafka broker over a log dir.\n\n"
-    "Tested clients: Kafka's Java client 4.4 (producer with every codec, acks and "
-    "transactions; consumer with the classic group protocol; Admin client), Kafka 4.4's "
+    "Tested clients: Kafka's Java client 4.4 and 3.9 (producer with every codec, acks and "
+    "transactions; consumer with the classic group protocol, rebalances, static members and "
+    "fetch sessions; Admin client), Kafka 4.4's "
     "command-line tools (kafka-topics, kafka-console-producer and -consumer, "
     "kafka-consumer-groups, kafka-configs, kafka-get-offsets, kafka-transactions, "
     "kafka-delete-records, kafka-producer-perf-test, kafka-consumer-perf-test), librdkafka "
