@@ -2,11 +2,15 @@
 exactly the on-disk format the offline commands read.
 
 Layers, as in Kafka: :mod:`.socket_server` (framing, per-connection order) ->
-:mod:`.kafka_apis` (one handler per API) -> :mod:`.replica_manager` (partitions, appends,
-delayed fetches), :mod:`.group_coordinator` (classic groups: rebalances; their state in
-:mod:`.group_metadata`, ``__consumer_offsets`` in :mod:`.group_metadata_manager`) ->
-:mod:`.log_manager` (the log dir) -> :mod:`pylogctl.storage` (the engine). The protocol
-library (kio) is confined to :mod:`.protocol` and loaded on first use.
+:mod:`.kafka_apis` (one handler per API; topic APIs in :mod:`.topic_apis`, coordinator APIs
+in :mod:`.coordinator_apis`, configs in :mod:`.config_handler`, fetch sessions in
+:mod:`.fetch_session`) -> :mod:`.replica_manager` (partitions, appends, delayed fetches),
+:mod:`.group_coordinator` (classic groups: rebalances; their state in
+:mod:`.group_metadata`, ``__consumer_offsets`` in :mod:`.group_metadata_manager`),
+:mod:`.transaction_coordinator` -> :mod:`.log_manager` (the log dir) and
+:mod:`.metadata_log` (``__cluster_metadata-0``, a raft log Kafka's own broker loads) ->
+:mod:`pylogctl.storage` (the engine). The protocol library (kio) is confined to
+:mod:`.protocol` and loaded on first use.
 """
 
 from .server import Broker, BrokerConfig, serve
