@@ -19,9 +19,8 @@ LIST configs only, starting from Kafka's default when the topic does not set it)
 
 from __future__ import annotations
 
-from itertools import dropwhile
-
 from dataclasses import dataclass
+from itertools import dropwhile
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..storage.log_config import LogConfig

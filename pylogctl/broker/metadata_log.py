@@ -35,9 +35,12 @@ from typing import Any, Iterable
 from ..format.builder import RecordBatchBuilder
 from ..format.control import LEADER_CHANGE, ControlRecordType
 from ..format.message import KafkaUuid, write_message
-from ..format.metadata_records import API_KEYS, encode_metadata_record
+from ..format.metadata_records import encode_metadata_record
 from ..storage.checkpoint import write_file_atomically
-from ..storage.kraft_configs import (METADATA_PARTITION_DIR, KraftConfigs, PartitionState,
+from ..storage.kraft_configs import (CONFIG_RECORD, FEATURE_LEVEL_RECORD,
+                                     METADATA_PARTITION_DIR, PARTITION_CHANGE_RECORD,
+                                     PARTITION_RECORD, REMOVE_TOPIC_RECORD, TOPIC_RECORD,
+                                     TOPIC_RESOURCE, KraftConfigs, PartitionState,
                                      read_kraft_configs)
 from ..storage.lock import LogDirLock
 from ..storage.metadata_files import (QUORUM_STATE, format_quorum_state, leader_quorum_state,
@@ -46,13 +49,6 @@ from ..storage.log import Log
 from ..storage.log_config import LogConfig
 from ..storage.producer_append import AppendOrigin
 
-TOPIC_RECORD = API_KEYS["TOPIC_RECORD"]
-PARTITION_RECORD = API_KEYS["PARTITION_RECORD"]
-CONFIG_RECORD = API_KEYS["CONFIG_RECORD"]
-REMOVE_TOPIC_RECORD = API_KEYS["REMOVE_TOPIC_RECORD"]
-PARTITION_CHANGE_RECORD = API_KEYS["PARTITION_CHANGE_RECORD"]
-FEATURE_LEVEL_RECORD = API_KEYS["FEATURE_LEVEL_RECORD"]
-TOPIC_RESOURCE = 2
 METADATA_VERSION = 25  # MetadataVersion.IBP_4_0_IV3's feature level
 
 Record = tuple[int, int, dict[str, Any]]  # (apiKey, version, data)

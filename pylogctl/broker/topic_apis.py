@@ -8,8 +8,9 @@ Every change is recorded in the metadata log through the config manager (``Topic
 ``PartitionRecord``, ``RemoveTopicRecord``) before the answer goes out.
 
 - CreateTopics: duplicate names, ``__cluster_metadata``, invalid names, existing topics,
-  replica assignments naming another broker, non-positive counts and replication factors
-  other than 1 are refused with Kafka's errors and messages; configs are validated whole.
+  manual assignments that Kafka's ``validateManualPartitionAssignment`` refuses (another
+  broker, a broker twice, gaps), non-positive counts and replication factors other than 1
+  are refused with Kafka's errors and messages; configs are validated whole.
 - CreatePartitions: the count must be an increase (INVALID_PARTITIONS with Kafka's two
   messages), assignments must number the new partitions and name this broker once each
   (INVALID_REPLICA_ASSIGNMENT); more than 10,000 new partitions in one request is a
@@ -93,16 +94,19 @@ class TopicApis:
         if t.name in self.replicas.topics:
             return error(Errors.TOPIC_ALREADY_EXISTS, f"Topic '{t.name}' already exists.")
         if t.assignments:
+            problem = self._assignments_problem(t)
+            if problem is not None:
+                return error(*problem)
             count = len(t.assignments)
-            if any(list(a.broker_ids) != [self.info.node_id] for a in t.assignments):
-                return error(Errors.INVALID_REPLICATION_FACTOR,
-                             "Replica assignments must name this broker only.")
         else:
-            count = self.info.num_partitions if t.num_partitions == -1 else t.num_partitions
-            replication = 1 if t.replication_factor == -1 else t.replication_factor
-            if count <= 0:
+            if t.replication_factor < -1 or t.replication_factor == 0:
+                return error(Errors.INVALID_REPLICATION_FACTOR, "Replication factor must be "
+                             "larger than 0, or -1 to use the default value.")
+            if t.num_partitions < -1 or t.num_partitions == 0:
                 return error(Errors.INVALID_PARTITIONS,
                              "Number of partitions was set to an invalid non-positive value.")
+            count = self.info.num_partitions if t.num_partitions == -1 else t.num_partitions
+            replication = 1 if t.replication_factor == -1 else t.replication_factor
             if replication != 1:
                 return error(Errors.INVALID_REPLICATION_FACTOR,
                              f"Unable to replicate the partition {replication} time(s): The "
@@ -120,6 +124,30 @@ class TopicApis:
                 "error_code": Errors.NONE, "error_message": None,
                 "topic_config_error_code": 0, "num_partitions": count,
                 "replication_factor": 1, "configs": self.configs.created_configs(overrides)}
+
+    def _assignments_problem(self, t: Any) -> tuple[Errors, str] | None:
+        """A CreateTopics manual assignment checked as ``ReplicationControlManager.createTopic``
+        does."""
+        if t.replication_factor != -1:
+            return Errors.INVALID_REQUEST, ("A manual partition assignment was specified, but "
+                                            "replication factor was not set to -1.")
+        if t.num_partitions != -1:
+            return Errors.INVALID_REQUEST, ("A manual partition assignment was specified, but "
+                                            "numPartitions was not set to -1.")
+        seen: set[int] = set()
+        for a in t.assignments:
+            if a.partition_index in seen:
+                return Errors.INVALID_REPLICA_ASSIGNMENT, (
+                    f"Found multiple manual partition assignments for partition "
+                    f"{a.partition_index}")
+            problem = self._assignment_problem(list(a.broker_ids))
+            if problem is not None:
+                return Errors.INVALID_REPLICA_ASSIGNMENT, problem
+            seen.add(a.partition_index)
+        if seen != set(range(len(seen))):
+            return Errors.INVALID_REPLICA_ASSIGNMENT, ("partitions should be a consecutive "
+                                                       "0-based integer sequence")
+        return None
 
     # -- DeleteTopics ---------------------------------------------------------------------------
     async def delete_topics(self, request: Request, connection: Connection) -> dict[str, Any]:

@@ -43,8 +43,8 @@ HELP = (
     "once per log dir, after its last partition.\n\n"
     "Exit codes here: 1 when --check finds something to change (but not for rebuilt indexes "
     "or stray producer snapshots of a KRaft metadata log: Kafka's raft layer recovers that "
-    "log at every start), or a partition cannot be planned because of bad data; 3 when a file cannot be read; 4 when a broker holds a log "
-    "dir's .lock, in every mode."
+    "log at every start), or a partition cannot be planned because of bad data; 3 when a "
+    "file cannot be read; 4 when a broker holds a log dir's .lock, in every mode."
 )
 
 

@@ -30,7 +30,7 @@ import os
 from dataclasses import dataclass, field
 
 from ..errors import CorruptRecordError
-from ..format.metadata_records import decode_metadata_record, read_frame_header
+from ..format.metadata_records import API_KEYS, decode_metadata_record, read_frame_header
 from .file_records import FileRecords
 from .log_dir import list_dir
 from .naming import LOG_SUFFIX, offset_from_file, snapshot_id_from_file
@@ -39,14 +39,14 @@ METADATA_PARTITION_DIR = "__cluster_metadata-0"
 TOPIC_RESOURCE = 2  # ConfigResource.Type.TOPIC
 BROKER_RESOURCE = 4  # ConfigResource.Type.BROKER
 GROUP_RESOURCE = 32  # ConfigResource.Type.GROUP (KIP-848's dynamic group configs)
-REGISTER_BROKER_RECORD = 0
-UNREGISTER_BROKER_RECORD = 1
-TOPIC_RECORD = 2
-PARTITION_RECORD = 3
-CONFIG_RECORD = 4
-PARTITION_CHANGE_RECORD = 5
-REMOVE_TOPIC_RECORD = 9
-FEATURE_LEVEL_RECORD = 12
+REGISTER_BROKER_RECORD = API_KEYS["REGISTER_BROKER_RECORD"]
+UNREGISTER_BROKER_RECORD = API_KEYS["UNREGISTER_BROKER_RECORD"]
+TOPIC_RECORD = API_KEYS["TOPIC_RECORD"]
+PARTITION_RECORD = API_KEYS["PARTITION_RECORD"]
+CONFIG_RECORD = API_KEYS["CONFIG_RECORD"]
+PARTITION_CHANGE_RECORD = API_KEYS["PARTITION_CHANGE_RECORD"]
+REMOVE_TOPIC_RECORD = API_KEYS["REMOVE_TOPIC_RECORD"]
+FEATURE_LEVEL_RECORD = API_KEYS["FEATURE_LEVEL_RECORD"]
 NO_LEADER_CHANGE = -2  # PartitionChangeRecord.Leader's default
 _WANTED = (REGISTER_BROKER_RECORD, UNREGISTER_BROKER_RECORD, TOPIC_RECORD, PARTITION_RECORD,
            CONFIG_RECORD, PARTITION_CHANGE_RECORD, REMOVE_TOPIC_RECORD, FEATURE_LEVEL_RECORD)
@@ -200,7 +200,9 @@ def _change_partition(state: KraftConfigs, data: dict) -> None:
     leader, epoch = old.leader, old.leader_epoch
     if data["leader"] != NO_LEADER_CHANGE:
         leader, epoch = data["leader"], epoch + 1
-    pick = lambda name, before: before if data.get(name) is None else tuple(data[name])  # noqa: E731
+
+    def pick(name: str, before: tuple[int, ...]) -> tuple[int, ...]:
+        return before if data.get(name) is None else tuple(data[name])  # null: no change
     state.partitions[key] = PartitionState(leader, epoch, pick("isr", old.isr),
                                            pick("eligibleLeaderReplicas", old.elr),
                                            pick("lastKnownElr", old.last_known_elr))

@@ -176,6 +176,7 @@ class DeleteSnapshot:
     offset: int
     path: str
     reason: str
+    stray: bool = False  # removeStraySnapshots: at no segment base and not the newest
 
     def describe(self) -> str:
         return f"delete {_name(self.path)}: {self.reason}"
@@ -259,7 +260,7 @@ class LoadPlan:
         """Only indexes rebuilt and stray producer snapshots deleted, nothing cut: what every
         load of a log recovered at each start (the KRaft metadata log) does anyway."""
         return all((isinstance(s, RecoverSegment) and not s.truncated_bytes)
-                   or (isinstance(s, DeleteSnapshot) and "removeStraySnapshots" in s.reason)
+                   or (isinstance(s, DeleteSnapshot) and s.stray)
                    for s in self.steps)
 
     @property

@@ -43,7 +43,8 @@ def plan_producer_state(p: LoadPlanner, bases: list[int], log_start: int, log_en
         return
     for offset in passes[0].stray:
         if offset in gone:
-            p.steps.append(DeleteSnapshot(offset, snapshots[offset], why[offset]))
+            p.steps.append(DeleteSnapshot(offset, snapshots[offset], why[offset],
+                                          stray=True))
             p.view.delete(os.path.basename(snapshots[offset]))
     deleted = tuple((o, why.get(o, "replaced")) for o in gone if o not in passes[0].stray)
     first = passes[0]

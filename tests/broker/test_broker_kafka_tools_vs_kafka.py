@@ -49,6 +49,10 @@ def session(bootstrap: str, work: Path) -> list[tuple[str, Path | None, list[str
         ("kafka-topics", None, [*b, "--create", "--topic", "tools", "--partitions", "3",
                                 "--replication-factor", "1", "--config", "retention.ms=86400000"]),
         ("kafka-topics", None, [*b, "--create", "--topic", "tools", "--partitions", "3"]),
+        ("kafka-topics", None, [*b, "--create", "--topic", "twice", "--replica-assignment",
+                                "1:1"]),
+        ("kafka-topics", None, [*b, "--create", "--topic", "elsewhere", "--replica-assignment",
+                                "1,5"]),
         ("kafka-topics", None, [*b, "--list"]),
         ("kafka-topics", None, [*b, "--describe", "--topic", "tools"]),
         ("kafka-topics", None, [*b, "--alter", "--topic", "tools", "--partitions", "4"]),
@@ -209,6 +213,8 @@ def test_kafkas_tools_see_pylogctl_broker_as_they_see_kafka(tmp_path):
         assert _errors(mine.err) <= _errors(kafkas.err), mine.title
     failed = [r.title for r in theirs if r.rc != 0]
     assert failed == ["kafka-topics --create --topic tools --partitions 3",
+                      "kafka-topics --create --topic twice --replica-assignment 1:1",
+                      "kafka-topics --create --topic elsewhere --replica-assignment 1,5",
                       "kafka-topics --alter --topic tools --partitions 2",
                       "kafka-configs --entity-type topics --entity-name tools --alter "
                       "--add-config retention.ms=soon"]
