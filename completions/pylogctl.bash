@@ -67,8 +67,8 @@ _pylogctl_spec() {
             vopts='' ;;
         'broker start')
             subs=''
-            opts='--log-dir --host --port --advertised-address --node-id --num-partitions --auto-create --no-auto-create --offsets-topic-partitions --group-initial-rebalance-delay-ms --log-retention-check-interval-ms --log-segment-bytes --log-retention-ms --log-retention-bytes --transaction-state-partitions --transaction-max-timeout-ms --transaction-abort-interval-ms --log-level -h --help'
-            vopts='--log-dir --host --port --advertised-address --node-id --num-partitions --offsets-topic-partitions --group-initial-rebalance-delay-ms --log-retention-check-interval-ms --log-segment-bytes --log-retention-ms --log-retention-bytes --transaction-state-partitions --transaction-max-timeout-ms --transaction-abort-interval-ms --log-level' ;;
+            opts='--log-dir --host --port --advertised-address --node-id --num-partitions --auto-create --no-auto-create --offsets-topic-partitions --group-initial-rebalance-delay-ms --group-consumer-heartbeat-interval-ms --group-consumer-session-timeout-ms --log-retention-check-interval-ms --log-segment-bytes --log-retention-ms --log-retention-bytes --transaction-state-partitions --transaction-max-timeout-ms --transaction-abort-interval-ms --log-level -h --help'
+            vopts='--log-dir --host --port --advertised-address --node-id --num-partitions --offsets-topic-partitions --group-initial-rebalance-delay-ms --group-consumer-heartbeat-interval-ms --group-consumer-session-timeout-ms --log-retention-check-interval-ms --log-segment-bytes --log-retention-ms --log-retention-bytes --transaction-state-partitions --transaction-max-timeout-ms --transaction-abort-interval-ms --log-level' ;;
     esac
 }
 

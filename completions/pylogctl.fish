@@ -68,7 +68,7 @@ function __pylogctl_path --description 'The pylogctl subcommand typed so far'
                 set skip 1
             case 'pylogctl broker|start'
                 set path 'pylogctl broker start'
-            case 'pylogctl broker start|--log-dir' 'pylogctl broker start|--host' 'pylogctl broker start|--port' 'pylogctl broker start|--advertised-address' 'pylogctl broker start|--node-id' 'pylogctl broker start|--num-partitions' 'pylogctl broker start|--offsets-topic-partitions' 'pylogctl broker start|--group-initial-rebalance-delay-ms' 'pylogctl broker start|--log-retention-check-interval-ms' 'pylogctl broker start|--log-segment-bytes' 'pylogctl broker start|--log-retention-ms' 'pylogctl broker start|--log-retention-bytes' 'pylogctl broker start|--transaction-state-partitions' 'pylogctl broker start|--transaction-max-timeout-ms' 'pylogctl broker start|--transaction-abort-interval-ms' 'pylogctl broker start|--log-level'
+            case 'pylogctl broker start|--log-dir' 'pylogctl broker start|--host' 'pylogctl broker start|--port' 'pylogctl broker start|--advertised-address' 'pylogctl broker start|--node-id' 'pylogctl broker start|--num-partitions' 'pylogctl broker start|--offsets-topic-partitions' 'pylogctl broker start|--group-initial-rebalance-delay-ms' 'pylogctl broker start|--group-consumer-heartbeat-interval-ms' 'pylogctl broker start|--group-consumer-session-timeout-ms' 'pylogctl broker start|--log-retention-check-interval-ms' 'pylogctl broker start|--log-segment-bytes' 'pylogctl broker start|--log-retention-ms' 'pylogctl broker start|--log-retention-bytes' 'pylogctl broker start|--transaction-state-partitions' 'pylogctl broker start|--transaction-max-timeout-ms' 'pylogctl broker start|--transaction-abort-interval-ms' 'pylogctl broker start|--log-level'
                 set skip 1
         end
     end
@@ -261,6 +261,8 @@ complete -c pylogctl -n '__pylogctl_at pylogctl broker start' -l num-partitions 
 complete -c pylogctl -n '__pylogctl_at pylogctl broker start' -l auto-create -l no-auto-create -f -d 'Create unknown topics on Metadata requests (auto.create.topics.enable).'
 complete -c pylogctl -n '__pylogctl_at pylogctl broker start' -l offsets-topic-partitions -r -f -d 'Partitions of __consumer_offsets when it is created (offsets.topic.num.partitions). [default: 50]'
 complete -c pylogctl -n '__pylogctl_at pylogctl broker start' -l group-initial-rebalance-delay-ms -r -f -d 'group.initial.rebalance.delay.ms. [default: 3000]'
+complete -c pylogctl -n '__pylogctl_at pylogctl broker start' -l group-consumer-heartbeat-interval-ms -r -f -d 'Heartbeat interval of KIP-848 consumer group members (group.consumer.heartbeat.interval.ms). [default: 5000]'
+complete -c pylogctl -n '__pylogctl_at pylogctl broker start' -l group-consumer-session-timeout-ms -r -f -d 'Session timeout of KIP-848 consumer group members (group.consumer.session.timeout.ms). [default: 45000]'
 complete -c pylogctl -n '__pylogctl_at pylogctl broker start' -l log-retention-check-interval-ms -r -f -d 'How often retention deletes old segments (log.retention.check.interval.ms). [default: 300000]'
 complete -c pylogctl -n '__pylogctl_at pylogctl broker start' -l log-segment-bytes -r -f -d 'Default segment.bytes of topics (log.segment.bytes; default 1 GiB).'
 complete -c pylogctl -n '__pylogctl_at pylogctl broker start' -l log-retention-ms -r -f -d 'Default retention.ms of topics (log.retention.ms; default 7 days, -1: keep forever).'

@@ -6,7 +6,10 @@ Layers, as in Kafka: :mod:`.socket_server` (framing, per-connection order) ->
 in :mod:`.coordinator_apis`, configs in :mod:`.config_handler`, fetch sessions in
 :mod:`.fetch_session`) -> :mod:`.replica_manager` (partitions, appends, delayed fetches),
 :mod:`.group_coordinator` (classic groups: rebalances; their state in
-:mod:`.group_metadata`, ``__consumer_offsets`` in :mod:`.group_metadata_manager`),
+:mod:`.group_metadata`, ``__consumer_offsets`` in :mod:`.group_metadata_manager`; KIP-848
+groups in :mod:`.consumer_group_coordinator`, with their state in :mod:`.consumer_group` and
+:mod:`.consumer_group_member`, reconciliation in :mod:`.current_assignment_builder` and the
+server assignors in :mod:`.partition_assignor`),
 :mod:`.transaction_coordinator` -> :mod:`.log_manager` (the log dir) and
 :mod:`.metadata_log` (``__cluster_metadata-0``, a raft log Kafka's own broker loads) ->
 :mod:`pylogctl.storage` (the engine). The protocol library (kio) is confined to

@@ -68,6 +68,7 @@ class ConfigManager:
         self._partitions: dict[tuple[str, int], PartitionState] = {}  # as replayed at start
         self._loaded = False
         self.replicas: ReplicaManager | None = None
+        self.features: dict[str, int] = {}  # finalized feature levels (metadata log)
 
     # -- life cycle -----------------------------------------------------------------------------
     def _load(self) -> None:
@@ -78,6 +79,7 @@ class ConfigManager:
         replay = self.metadata.open(self.log_manager.node_id)
         self._loaded = True
         self._partitions = replay.partitions
+        self.features = dict(replay.features)
         for note in replay.notes:
             logger.warning("%s", note)
         self.overrides = {t: {n: e.value for n, e in c.items()} for t, c in replay.topics.items()

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .consumer_group_coordinator import HeartbeatRequest
 from .error_codes import Errors
 from .protocol import Request, millis
 
@@ -99,18 +100,34 @@ class CoordinatorApis:
         body = request.body
         offsets = _requested_commits(body)
         results = self.groups.commit_offsets(body.group_id, body.generation_id_or_member_epoch,
-                                             body.member_id, offsets)
+                                             body.member_id, offsets, request.api_version)
         return {"throttle_time": 0, "topics": _commit_results(results)}
 
     async def offset_fetch(self, request: Request, connection: Connection) -> dict[str, Any]:
+        """One group up to v7; from v8 a list of groups, each with its error (v9: the
+        member's id and epoch, checked for consumer groups)."""
         body = request.body
-        wanted = None if body.topics is None else \
-            [(t.name, i) for t in body.topics for i in t.partition_indexes]
-        found = self.groups.fetch_offsets(body.group_id, wanted)
         stable = getattr(body, "require_stable", False)
+        if request.api_version < 8:
+            return {"throttle_time": 0, "error_code": Errors.NONE,
+                    "topics": self._fetched_offsets(body.group_id, body.topics, stable)}
+        groups = []
+        for group in body.groups:
+            error = self.groups.validate_fetch(group.group_id, getattr(group, "member_id", None),
+                                               getattr(group, "member_epoch", -1))
+            topics = [] if error != Errors.NONE else \
+                self._fetched_offsets(group.group_id, group.topics, stable)
+            groups.append({"group_id": group.group_id, "error_code": error, "topics": topics})
+        return {"throttle_time": 0, "groups": groups}
+
+    def _fetched_offsets(self, group_id: str, wanted_topics: Any, stable: bool
+                         ) -> list[dict[str, Any]]:
+        wanted = None if wanted_topics is None else \
+            [(t.name, i) for t in wanted_topics for i in t.partition_indexes]
+        found = self.groups.fetch_offsets(group_id, wanted)
         topics: dict[str, list[dict[str, Any]]] = {}
         for (topic, index), committed in found.items():
-            if stable and self.groups.has_pending_offsets(body.group_id, (topic, index)):
+            if stable and self.groups.has_pending_offsets(group_id, (topic, index)):
                 topics.setdefault(topic, []).append({
                     "partition_index": index, "committed_offset": -1,
                     "committed_leader_epoch": -1, "metadata": "",
@@ -122,8 +139,7 @@ class CoordinatorApis:
                 "committed_leader_epoch": -1 if committed is None else committed.leader_epoch,
                 "metadata": "" if committed is None else committed.metadata,
                 "error_code": Errors.NONE})
-        return {"throttle_time": 0, "error_code": Errors.NONE,
-                "topics": [{"name": n, "partitions": ps} for n, ps in topics.items()]}
+        return [{"name": n, "partitions": ps} for n, ps in topics.items()]
 
     async def describe_groups(self, request: Request, connection: Connection) -> dict[str, Any]:
         return {"throttle_time": 0,
@@ -134,10 +150,30 @@ class CoordinatorApis:
         states = set(getattr(request.body, "states_filter", ()) or ())
         types = {t.lower() for t in getattr(request.body, "types_filter", ()) or ()}
         groups = [{"group_id": g.group_id, "protocol_type": g.protocol_type or "",
-                   "group_state": g.state, "group_type": g.group_type}
-                  for g in self.groups.list_groups()
-                  if (not states or g.state in states) and (not types or g.group_type in types)]
+                   "group_state": state, "group_type": g.group_type}
+                  for g, state in self.groups.list_groups()
+                  if (not states or state in states) and (not types or g.group_type in types)]
         return {"throttle_time": 0, "error_code": Errors.NONE, "groups": groups}
+
+    async def consumer_group_heartbeat(self, request: Request,
+                                       connection: Connection) -> dict[str, Any]:
+        body = request.body
+        owned = None if body.topic_partitions is None else {
+            tp.topic_id: frozenset(tp.partitions) for tp in body.topic_partitions}
+        names = None if body.subscribed_topic_names is None else \
+            tuple(body.subscribed_topic_names)
+        heartbeat = HeartbeatRequest(
+            body.group_id, body.member_id, body.member_epoch, body.instance_id, body.rack_id,
+            millis(body.rebalance_timeout), names, getattr(body, "subscribed_topic_regex", None),
+            body.server_assignor, owned)
+        return self.groups.consumer_group_heartbeat(heartbeat, request.api_version,
+                                                    request.header.client_id or "",
+                                                    connection.client_host)
+
+    async def consumer_group_describe(self, request: Request,
+                                      connection: Connection) -> dict[str, Any]:
+        return {"throttle_time": 0,
+                "groups": self.groups.consumer_group_describe(list(request.body.group_ids))}
 
     async def delete_groups(self, request: Request, connection: Connection) -> dict[str, Any]:
         results = self.groups.delete_groups(list(request.body.groups_names))

@@ -27,7 +27,9 @@ from typing import Any
 from ..errors import CorruptRecordError
 from ..format.group_coordinator_records import (CONSUMER_PROTOCOL_SUBSCRIPTION,
                                                 decode_consumer_protocol)
+from ..format.group_coordinator_records import GroupRecordType
 from ..groups.group_metadata import CONSUMER_PROTOCOL_TYPE
+from .consumer_group_coordinator import ConsumerGroupCoordinator
 from .error_codes import Errors
 from .group_metadata import (COMPLETING, DEAD, EMPTY, PREPARING, STABLE, CommittedOffset, Group,
                              GroupConfig, Member)
@@ -47,6 +49,10 @@ class GroupCoordinator:
         self.config = config
         self.group_manager = GroupMetadataManager(replicas, config)
         self.groups: dict[str, Group] = self.group_manager.groups  # one cache, shared
+        # KIP-848 groups: their membership there, their offsets in ``groups`` (type consumer)
+        self.consumer = ConsumerGroupCoordinator(
+            self.group_manager.store_records, self._topic_view, config,
+            lambda g: g in self.groups and g not in self.consumer.groups)
 
     # -- the offsets topic (stored by the group manager) ----------------------------------------
     @property
@@ -57,8 +63,63 @@ class GroupCoordinator:
         self.group_manager.ensure_offsets_topic()
 
     def startup(self) -> None:
-        """Load the groups and offsets stored in ``__consumer_offsets`` (without members)."""
+        """Load the groups and offsets stored in ``__consumer_offsets`` (classic groups
+        without members; KIP-848 groups with theirs)."""
         self.group_manager.startup()
+        for group_id, records in self.group_manager.consumer_group_records.items():
+            self.consumer.load(group_id, records)
+        self.group_manager.consumer_group_records.clear()
+
+    def _topic_view(self) -> dict[str, tuple[Any, int]]:
+        return {name: (t.topic_id, len(t.partitions))
+                for name, t in self.replicas.topics.items()}
+
+    def _is_consumer_group(self, group_id: str) -> bool:
+        return group_id in self.consumer.groups
+
+    # -- ConsumerGroupHeartbeat, ConsumerGroupDescribe (KIP-848) --------------------------------
+    def consumer_group_heartbeat(self, body: Any, version: int, client_id: str,
+                                 client_host: str) -> dict[str, Any]:
+        self.ensure_offsets_topic()
+        response = self.consumer.heartbeat(body, version, client_id, client_host,
+                                           self._classic_to_consumer)
+        group_id = body.group_id
+        if group_id in self.consumer.groups:
+            group = self.groups.get(group_id)
+            if group is None or group.group_type != "consumer":
+                group = self.groups[group_id] = Group(
+                    group_id, offsets=group.offsets if group else {},
+                    pending_txn_offsets=group.pending_txn_offsets if group else {})
+                group.group_type = group.protocol_type = CONSUMER_PROTOCOL_TYPE
+        return response
+
+    def _classic_to_consumer(self, group_id: str) -> list[Any] | None:
+        """The records deleting an empty classic group a consumer-protocol member joins; None
+        when the group cannot become a consumer group."""
+        group = self.groups.get(group_id)
+        if group is None or group.group_type == "consumer":
+            return []
+        if group.group_type != "classic" or group.members or group.state != EMPTY:
+            return None
+        return [(GroupRecordType.GROUP_METADATA, {"group": group_id}, None)]
+
+    def consumer_group_describe(self, group_ids: list[str]) -> list[dict[str, Any]]:
+        return [self.consumer.describe(g) for g in group_ids]
+
+    def _consumer_to_classic(self, group_id: str) -> Errors:
+        """A classic JoinGroup for a consumer group: an empty one is deleted (its offsets
+        stay), a non-empty one refuses."""
+        group = self.consumer.groups[group_id]
+        if group.members:
+            return Errors.INCONSISTENT_GROUP_PROTOCOL
+        error = self.group_manager.store_records(group_id, self.consumer.tombstones(group_id))
+        if error == Errors.NONE:
+            del self.consumer.groups[group_id]
+            classic = self.groups.get(group_id)
+            if classic is not None:
+                classic.group_type = "classic"
+                classic.protocol_type = None
+        return error
 
     def offsets_partition(self, group_id: str) -> Partition:
         return self.group_manager.offsets_partition(group_id)
@@ -75,6 +136,10 @@ class GroupCoordinator:
                 <= self.config.max_session_timeout_ms):
             return _join_error(Errors.INVALID_SESSION_TIMEOUT, member_id)
         self.ensure_offsets_topic()
+        if self._is_consumer_group(group_id):
+            error = self._consumer_to_classic(group_id)
+            if error != Errors.NONE:
+                return _join_error(error, member_id)
         group = self.groups.get(group_id)
         if group is None:
             if member_id:
@@ -268,6 +333,8 @@ class GroupCoordinator:
 
     def leave_group(self, group_id: str, members: list[tuple[str, str | None]]
                     ) -> tuple[Errors, list[tuple[str, str | None, Errors]]]:
+        if self._is_consumer_group(group_id):
+            return self.consumer.leave_group(group_id, members)
         group = self.groups.get(group_id)
         if group is None:
             return Errors.UNKNOWN_MEMBER_ID, [(m, i, Errors.UNKNOWN_MEMBER_ID)
@@ -324,13 +391,21 @@ class GroupCoordinator:
 
     # -- offsets --------------------------------------------------------------------------------
     def commit_offsets(self, group_id: str, generation: int, member_id: str,
-                       offsets: dict[tuple[str, int], tuple[int, int, str | None]]
-                       ) -> dict[tuple[str, int], Errors]:
+                       offsets: dict[tuple[str, int], tuple[int, int, str | None]],
+                       version: int = 9) -> dict[tuple[str, int], Errors]:
         """Commit ``(topic, partition) -> (offset, leader epoch, metadata)``."""
         def all_(code: Errors) -> dict[tuple[str, int], Errors]:
             return {tp: code for tp in offsets}
         if not group_id:
             return all_(Errors.INVALID_GROUP_ID)
+        if self._is_consumer_group(group_id):
+            checked = self.consumer.validate_commit(group_id, member_id, generation,
+                                                    list(offsets), False, version)
+            if isinstance(checked, Errors):
+                checked = all_(checked)
+            allowed = {tp: o for tp, o in offsets.items() if checked[tp] == Errors.NONE}
+            return {**checked, **self.group_manager.store_offsets(self.groups[group_id],
+                                                                  allowed)}
         group = self.groups.get(group_id)
         if group is None:
             if generation >= 0:
@@ -359,6 +434,14 @@ class GroupCoordinator:
         if not group_id:
             return all_(Errors.INVALID_GROUP_ID)
         self.ensure_offsets_topic()
+        if self._is_consumer_group(group_id):
+            checked = self.consumer.validate_commit(group_id, member_id, generation,
+                                                    list(offsets), True, 5)
+            if isinstance(checked, Errors):
+                checked = all_(checked)
+            allowed = {tp: o for tp, o in offsets.items() if checked[tp] == Errors.NONE}
+            return {**checked, **self.group_manager.store_offsets(
+                self.groups[group_id], allowed, producer_id, producer_epoch)}
         group = self.groups.get(group_id)
         if group is None:
             group = self.groups[group_id] = Group(group_id)
@@ -387,6 +470,13 @@ class GroupCoordinator:
                       ) -> dict[tuple[str, int], CommittedOffset | None]:
         return self.group_manager.fetch_offsets(group_id, partitions)
 
+    def validate_fetch(self, group_id: str, member_id: str | None, member_epoch: int) -> Errors:
+        """OffsetFetch v9+'s member check (``validateOffsetFetch``): a consumer group's
+        member must be known at its epoch; classic groups are not checked."""
+        if self._is_consumer_group(group_id):
+            return self.consumer.validate_fetch(group_id, member_id, member_epoch)
+        return Errors.NONE
+
     # -- deleting (Kafka's ``deleteGroups``, ``deleteOffsets``) ---------------------------------
     def delete_groups(self, group_ids: list[str]) -> dict[str, Errors]:
         """Each group's error: deleted (NONE), GROUP_ID_NOT_FOUND, NON_EMPTY_GROUP while it
@@ -396,6 +486,8 @@ class GroupCoordinator:
             group = self.groups.get(group_id)
             if not group_id:
                 results[group_id] = Errors.INVALID_GROUP_ID
+            elif self._is_consumer_group(group_id) and group is not None:
+                results[group_id] = self._delete_consumer_group(group)
             elif group is None or group.state == DEAD:
                 results[group_id] = Errors.GROUP_ID_NOT_FOUND
             elif group.state != EMPTY or group.members:
@@ -403,6 +495,16 @@ class GroupCoordinator:
             else:
                 results[group_id] = self.group_manager.delete_group(group)
         return results
+
+    def _delete_consumer_group(self, group: Group) -> Errors:
+        """Offsets first, then the group's records (Kafka's ``deleteGroups``); Empty only."""
+        if self.consumer.groups[group.group_id].members:
+            return Errors.NON_EMPTY_GROUP
+        error = self.group_manager.delete_group(
+            group, self.consumer.tombstones(group.group_id))
+        if error == Errors.NONE:
+            del self.consumer.groups[group.group_id]
+        return error
 
     def delete_offsets(self, group_id: str, partitions: list[tuple[str, int]]
                        ) -> tuple[Errors, dict[tuple[str, int], Errors]]:
@@ -420,10 +522,12 @@ class GroupCoordinator:
             return error, {}
         return Errors.NONE, results
 
-    @staticmethod
-    def _subscribed_topics(group: Group) -> set[str]:
+    def _subscribed_topics(self, group: Group) -> set[str]:
         """The topics the members' consumer-protocol subscriptions name (Kafka's
-        ``ClassicGroup.isSubscribedToTopic``; none for an empty group)."""
+        ``isSubscribedToTopic``; none for an empty group)."""
+        consumer = self.consumer.groups.get(group.group_id)
+        if consumer is not None:
+            return self.consumer.subscribed_names(consumer)
         if group.protocol_type != CONSUMER_PROTOCOL_TYPE or not group.protocol_name:
             return set()
         topics: set[str] = set()
@@ -438,8 +542,9 @@ class GroupCoordinator:
 
     # -- describing ------------------------------------------------------------------------------
     def describe(self, group_id: str) -> dict[str, Any]:
+        """DescribeGroups (up to v5: another type's group is a Dead one, without error)."""
         group = self.groups.get(group_id)
-        if group is None:
+        if group is None or self._is_consumer_group(group_id):
             return {"error_code": Errors.NONE, "group_id": group_id, "group_state": DEAD,
                     "protocol_type": "", "protocol_data": "", "members": []}
         stable = group.state == STABLE
@@ -454,10 +559,18 @@ class GroupCoordinator:
                 "protocol_data": (group.protocol_name or "") if stable else "",
                 "members": members}
 
-    def list_groups(self) -> list[Group]:
-        return [g for g in self.groups.values() if g.state != DEAD]
+    def list_groups(self) -> list[tuple[Group, str]]:
+        """Each live group with its state (a consumer group's from its members)."""
+        listed = []
+        for group in self.groups.values():
+            consumer = self.consumer.groups.get(group.group_id)
+            state = consumer.state if consumer is not None else group.state
+            if state != DEAD:
+                listed.append((group, state))
+        return listed
 
     def shutdown(self) -> None:
+        self.consumer.shutdown()
         for group in self.groups.values():
             if group.join_timer is not None:
                 group.join_timer.cancel()

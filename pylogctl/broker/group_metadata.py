@@ -36,6 +36,8 @@ class GroupConfig:
     max_session_timeout_ms: int = 1_800_000
     max_size: int = 2**31 - 1
     offset_metadata_max_bytes: int = 4096
+    consumer_heartbeat_interval_ms: int = 5000  # group.consumer.heartbeat.interval.ms
+    consumer_session_timeout_ms: int = 45_000  # group.consumer.session.timeout.ms
 
 
 @dataclass

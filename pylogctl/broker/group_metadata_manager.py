@@ -28,6 +28,7 @@ commits are restored at start-up from the log as the offline loader replays them
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from ..format.builder import RecordBatchBuilder
 from ..format.group_coordinator_records import GroupRecordType, encode_group_record
@@ -54,6 +55,8 @@ class GroupMetadataManager:
         self.replicas = replicas
         self.config = config
         self.groups: dict[str, Group] = {}
+        # KIP-848 groups' live records found at start-up, for their coordinator to replay
+        self.consumer_group_records: dict[str, list[Any]] = {}
 
     # -- the offsets topic ----------------------------------------------------------------------
     @property
@@ -77,6 +80,7 @@ class GroupMetadataManager:
                                             log_start_offset=partition.log.log_start_offset)
             for note in loaded.notes:
                 logger.warning("%s", note)
+            self.consumer_group_records.update(loaded.consumer_group_records)
             for gid, stored in loaded.groups.items():
                 group = Group(gid, protocol_type=stored.protocol_type or None,
                               generation=stored.generation or 0,
@@ -125,6 +129,11 @@ class GroupMetadataManager:
                 return Errors.NOT_COORDINATOR
             return code
         return Errors.NONE
+
+    def store_records(self, group_id: str, records: list[tuple[bytes, bytes | None]]
+                      ) -> Errors:
+        """Append encoded records of ``group_id`` in one batch (KIP-848 groups' records)."""
+        return self._store(group_id, records)
 
     def store_group(self, group: Group) -> Errors:
         """Write the group's ``GroupMetadataValue`` (members, assignments, generation)."""
@@ -192,14 +201,16 @@ class GroupMetadataManager:
                 del group.offsets[tp]
         return error
 
-    def delete_group(self, group: Group) -> Errors:
-        """Tombstones for every committed offset and the group's metadata, in one batch; once
-        written the group is gone (Kafka's ``deleteGroups`` of an empty group)."""
+    def delete_group(self, group: Group,
+                     group_records: list[tuple[bytes, bytes | None]] | None = None) -> Errors:
+        """Tombstones for every committed offset and then the group's own (its metadata, or
+        ``group_records`` for another type of group), in one batch; once written the group is
+        gone (Kafka's ``deleteGroups`` of an empty group)."""
         records = [encode_group_record(GroupRecordType.OFFSET_COMMIT,
                                        {"group": group.group_id, "topic": t, "partition": p})
                    for t, p in sorted(group.offsets)]
-        records.append(encode_group_record(GroupRecordType.GROUP_METADATA,
-                                           {"group": group.group_id}))
+        records.extend(group_records if group_records is not None else [encode_group_record(
+            GroupRecordType.GROUP_METADATA, {"group": group.group_id})])
         error = self._store(group.group_id, records)
         if error == Errors.NONE:
             del self.groups[group.group_id]

@@ -4,8 +4,8 @@ request into plain response data (see :mod:`pylogctl.broker.protocol`).
 :data:`SUPPORTED` lists the API versions advertised in ApiVersions; every version listed is
 served by the same handler, which reads the fields its version has (``getattr`` with the
 schema's meaning of an absent field). The version floors are Kafka 4's (KIP-896); the ceilings
-stop before versions that need features this broker does not have yet (topic ids in Fetch and
-Produce, KIP-848 groups, batched OffsetFetch, transactions V2: AddPartitionsToTxn v4+ (batched,
+stop before versions that need features this broker does not have yet (topic ids in Fetch,
+Produce, OffsetCommit v10 and OffsetFetch v10, transactions V2: AddPartitionsToTxn v4+ (batched,
 broker-side verification), EndTxn v5, TxnOffsetCommit v5, InitProducerId v6).
 
 Rules followed, by API (Kafka's ``KafkaApis`` and ``ReplicaManager``):
@@ -23,6 +23,9 @@ Rules followed, by API (Kafka's ``KafkaApis`` and ``ReplicaManager``):
   Records go out with sendfile.
 - ListOffsets: -2 earliest, -1 latest (high watermark or LSO), -3 max timestamp, else the
   first offset whose timestamp is at or after the target (time index).
+- Groups: classic ones (JoinGroup ... OffsetFetch) in :mod:`.group_coordinator`, KIP-848 ones
+  (ConsumerGroupHeartbeat, ConsumerGroupDescribe, advertised at ``group.version`` 1) in
+  :mod:`.consumer_group_coordinator`.
 - Transactions (FindCoordinator key type 1, InitProducerId with a transactional id,
   AddPartitionsToTxn, AddOffsetsToTxn, EndTxn): the transaction coordinator
   (:mod:`.transaction_coordinator`); TxnOffsetCommit and OffsetFetch's ``require_stable``: the
@@ -68,8 +71,8 @@ SUPPORTED: dict[int, tuple[str, int, int]] = {
     1: ("Fetch", 4, 12),
     2: ("ListOffsets", 1, 7),
     3: ("Metadata", 0, 12),
-    8: ("OffsetCommit", 2, 8),
-    9: ("OffsetFetch", 1, 7),
+    8: ("OffsetCommit", 2, 9),
+    9: ("OffsetFetch", 1, 9),
     10: ("FindCoordinator", 0, 4),
     11: ("JoinGroup", 0, 9),
     12: ("Heartbeat", 0, 4),
@@ -96,6 +99,8 @@ SUPPORTED: dict[int, tuple[str, int, int]] = {
     61: ("DescribeProducers", 0, 0),
     65: ("DescribeTransactions", 0, 0),
     66: ("ListTransactions", 0, 2),
+    68: ("ConsumerGroupHeartbeat", 0, 1),
+    69: ("ConsumerGroupDescribe", 0, 1),
     75: ("DescribeTopicPartitions", 0, 0),
 }
 
@@ -116,6 +121,13 @@ class BrokerInfo:
     auto_create_topics: bool = True
 
 
+@dataclass(frozen=True)
+class _UnknownId:
+    """A Metadata request's topic id that names no topic."""
+
+    topic_id: Any
+
+
 @dataclass
 class Connection:
     """What a handler knows of the client connection."""
@@ -128,11 +140,20 @@ class Connection:
 # being in the range and silently produce uncompressed when it is not. Only ApiVersions says
 # so: a Produce request below v3 is still refused like any unsupported version.
 ADVERTISED_MIN_VERSION: dict[int, int] = {0: 0}
+# APIs served only at a feature level (Kafka's ApiVersionsResponse filters them the same way)
+FEATURE_GATED: dict[int, tuple[str, int]] = {68: ("group.version", 1), 69: ("group.version", 1)}
 
 
-def api_versions_list() -> list[dict[str, int]]:
+def api_versions_list(features: dict[str, int] | None = None) -> list[dict[str, int]]:
+    """The advertised APIs; ``features`` are the finalized levels (None: every feature)."""
     return [{"api_key": k, "min_version": ADVERTISED_MIN_VERSION.get(k, lo), "max_version": hi}
-            for k, (_, lo, hi) in sorted(SUPPORTED.items())]
+            for k, (_, lo, hi) in sorted(SUPPORTED.items())
+            if _enabled(k, features)]
+
+
+def _enabled(api_key: int, features: dict[str, int] | None) -> bool:
+    gate = FEATURE_GATED.get(api_key)
+    return gate is None or features is None or features.get(gate[0], 0) >= gate[1]
 
 
 class KafkaApis(CoordinatorApis, TopicApis):
@@ -141,8 +162,10 @@ class KafkaApis(CoordinatorApis, TopicApis):
     def __init__(self, info: BrokerInfo, replicas: ReplicaManager,
                  groups: GroupCoordinator, producer_ids: ProducerIdManager,
                  topic_config: Callable[[str], LogConfig],
-                 transactions: TransactionCoordinator, config_handler: ConfigHandler) -> None:
+                 transactions: TransactionCoordinator, config_handler: ConfigHandler,
+                 features: dict[str, int] | None = None) -> None:
         self.info = info
+        self.features = features  # finalized feature levels (None: all)
         self.transactions = transactions
         self.replicas = replicas
         self.groups = groups
@@ -164,35 +187,42 @@ class KafkaApis(CoordinatorApis, TopicApis):
             42: self.delete_groups, 44: config_handler.incremental_alter_configs,
             47: self.offset_delete, 61: self.describe_producers,
             65: self.describe_transactions, 66: self.list_transactions,
+            68: self.consumer_group_heartbeat, 69: self.consumer_group_describe,
             75: self.describe_topic_partitions,
         }
 
     def supports(self, api_key: int, version: int) -> bool:
         entry = SUPPORTED.get(api_key)
-        return entry is not None and entry[1] <= version <= entry[2]
+        return entry is not None and entry[1] <= version <= entry[2] and \
+            _enabled(api_key, self.features)
 
     async def handle(self, request: Request, connection: Connection) -> dict[str, Any] | None:
         return await self._handlers[request.api_key](request, connection)
 
     # -- ApiVersions ----------------------------------------------------------------------------
     async def api_versions(self, request: Request, connection: Connection) -> dict[str, Any]:
-        return {"error_code": Errors.NONE, "api_keys": api_versions_list(), "throttle_time": 0}
+        return {"error_code": Errors.NONE, "api_keys": api_versions_list(self.features),
+                "throttle_time": 0}
 
     # -- Metadata -------------------------------------------------------------------------------
     async def metadata(self, request: Request, connection: Connection) -> dict[str, Any]:
         body, version = request.body, request.api_version
         wanted = body.topics
-        names: list[str | None]
+        names: list[Any]
         if wanted is None or (version == 0 and not wanted):
             names = sorted(self.replicas.topics)
-        else:
-            names = [t.name for t in wanted]
+        else:  # by name, or by topic id from v10 (a null name; KIP-516)
+            by_id = {t.topic_id: name for name, t in self.replicas.topics.items()}
+            names = [t.name if t.name is not None else
+                     by_id.get(getattr(t, "topic_id", None), _UnknownId(t.topic_id))
+                     for t in wanted]
         allow_create = getattr(body, "allow_auto_topic_creation", True)
         topics = []
         for name in names:
-            if name is None:  # asked by topic id (v10+)
+            if isinstance(name, _UnknownId):
                 topics.append({"error_code": Errors.UNKNOWN_TOPIC_ID, "name": None,
-                               "is_internal": False, "partitions": []})
+                               "topic_id": name.topic_id, "is_internal": False,
+                               "partitions": []})
                 continue
             topic = self.replicas.topics.get(name)
             if topic is None:

@@ -9,8 +9,10 @@ the two brokers. Each start is a raft election this node wins alone: a new epoch
 log's last epoch and ``quorum-state``'s, written to ``quorum-state`` first, then a
 ``LeaderChangeMessage`` control batch opening the epoch, as Kafka's raft leader writes them.
 An empty log starts with ``FeatureLevelRecord`` ``metadata.version`` (Kafka's bootstrap
-records; :data:`METADATA_VERSION` is Kafka 4.0's default level, and no other feature is set, so
-Kafka keeps to what this broker implements: no transactions V2, no KIP-848 groups).
+records; :data:`METADATA_VERSION` is Kafka 4.0's default level) and ``group.version`` 1, the
+KIP-848 consumer groups this broker runs; a log without ``group.version`` gets it at start when
+its ``metadata.version`` allows (as ``kafka-features upgrade`` would). No other feature is set,
+so Kafka keeps to what this broker implements: no transactions V2, no share or streams groups.
 
 Written then: ``TopicRecord`` and a ``PartitionRecord`` per partition when a topic appears,
 ``PartitionChangeRecord`` when this node takes a partition over at start-up (its leader epoch
@@ -50,6 +52,8 @@ from ..storage.log_config import LogConfig
 from ..storage.producer_append import AppendOrigin
 
 METADATA_VERSION = 25  # MetadataVersion.IBP_4_0_IV3's feature level
+GROUP_VERSION = 1  # GroupVersion.GV_1: KIP-848 consumer groups
+GROUP_VERSION_MIN_METADATA_VERSION = 22  # GV_1 depends on IBP_4_0_IV0
 
 Record = tuple[int, int, dict[str, Any]]  # (apiKey, version, data)
 
@@ -116,10 +120,17 @@ class MetadataLog:
         write_file_atomically(os.path.join(self.path, QUORUM_STATE), format_quorum_state(state))
         self._append_leader_change(node_id)
         replay = read_kraft_configs(self.path)
+        bootstrap = []
         if "metadata.version" not in replay.features:
-            self.append([(FEATURE_LEVEL_RECORD, 0, {"name": "metadata.version",
-                                                    "featureLevel": METADATA_VERSION})])
+            bootstrap.append(("metadata.version", METADATA_VERSION))
             replay.features["metadata.version"] = METADATA_VERSION
+        if "group.version" not in replay.features and \
+                replay.features["metadata.version"] >= GROUP_VERSION_MIN_METADATA_VERSION:
+            bootstrap.append(("group.version", GROUP_VERSION))
+            replay.features["group.version"] = GROUP_VERSION
+        if bootstrap:
+            self.append([(FEATURE_LEVEL_RECORD, 0, {"name": name, "featureLevel": level})
+                         for name, level in bootstrap])
         return replay
 
     def _append_leader_change(self, node_id: int) -> None:

@@ -100,7 +100,8 @@ class Broker:
                               self.log_manager.cluster_id, c.num_partitions,
                               c.auto_create_topics)
             apis = KafkaApis(info, replicas, self.groups, producer_ids, self.topic_config,
-                             self.transactions, ConfigHandler(self.configs, replicas, c))
+                             self.transactions, ConfigHandler(self.configs, replicas, c),
+                             self.configs.features)
             preload_protocol()
             self.server = SocketServer(apis, c.host, c.port, c.socket_request_max_bytes)
             self.port = await self.server.start()

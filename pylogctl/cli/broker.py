@@ -16,13 +16,13 @@ from .app import EXIT_CODES_HELP, app
 HELP = (
     "Run a single-node Kafka broker over a log dir.\n\n"
     "Tested clients: Kafka's Java client 4.4 and 3.9 (producer with every codec, acks and "
-    "transactions; consumer with the classic group protocol, rebalances, static members and "
-    "fetch sessions; Admin client), Kafka 4.4's "
+    "transactions; consumer with the classic and the KIP-848 consumer group protocols "
+    "(group.protocol=consumer, both server assignors), rebalances, static members and fetch "
+    "sessions; Admin client), Kafka 4.4's "
     "command-line tools (kafka-topics, kafka-console-producer and -consumer, "
     "kafka-consumer-groups, kafka-configs, kafka-get-offsets, kafka-transactions, "
     "kafka-delete-records, kafka-producer-perf-test, kafka-consumer-perf-test), librdkafka "
-    "(confluent-kafka, kcat), kafka-python, aiokafka and kafkajs; the consumer group protocol "
-    "of KIP-848 (group.protocol=consumer) is not served yet. It writes exactly the on-disk "
+    "(confluent-kafka, kcat), kafka-python, aiokafka and kafkajs. It writes exactly the on-disk "
     "format the other subcommands read: segments, indexes, checkpoints, producer snapshots, "
     "leader epochs, and the groups and committed offsets in __consumer_offsets, so "
     "dump-segment, consumer-groups, recover and compact work on its log dir once it is "
@@ -30,8 +30,9 @@ HELP = (
     "The log dir moves to Apache Kafka's own broker and back (Kafka 4.x in KRaft combined "
     "mode with the same node.id, started on the dir without formatting it): "
     "__cluster_metadata-0 is a metadata log Kafka's raft layer loads (metadata.version "
-    "4.0-IV3, topics, partitions with their leader epochs, configs), and a dir Kafka wrote is "
-    "served from its own metadata log.\n\n"
+    "4.0-IV3, group.version 1, topics, partitions with their leader epochs, configs), and a "
+    "dir Kafka wrote is served from its own metadata log, with its groups of both "
+    "protocols.\n\n"
     "SIGTERM or Ctrl-C shuts it down cleanly (checkpoints, trimmed indexes, "
     ".kafka_cleanshutdown). After a crash or SIGKILL the next start recovers the log dir as "
     "`pylogctl recover` would. A log dir locked by another process is refused (exit 4)."
@@ -74,6 +75,14 @@ def start(
                                            "created (offsets.topic.num.partitions)."),
     rebalance_delay_ms: int = typer.Option(3000, "--group-initial-rebalance-delay-ms",
                                            help="group.initial.rebalance.delay.ms."),
+    consumer_heartbeat_ms: int = typer.Option(
+        5000, "--group-consumer-heartbeat-interval-ms",
+        help="Heartbeat interval of KIP-848 consumer group members "
+        "(group.consumer.heartbeat.interval.ms)."),
+    consumer_session_ms: int = typer.Option(
+        45_000, "--group-consumer-session-timeout-ms",
+        help="Session timeout of KIP-848 consumer group members "
+        "(group.consumer.session.timeout.ms)."),
     retention_check_ms: int = typer.Option(300_000, "--log-retention-check-interval-ms",
                                            help="How often retention deletes old segments "
                                            "(log.retention.check.interval.ms)."),
@@ -132,7 +141,9 @@ def start(
                                                         max_timeout_ms=txn_max_timeout_ms,
                                                         abort_interval_ms=txn_abort_interval_ms),
                           group=GroupConfig(offsets_topic_partitions=offsets_partitions,
-                                            initial_rebalance_delay_ms=rebalance_delay_ms))
+                                            initial_rebalance_delay_ms=rebalance_delay_ms,
+                                            consumer_heartbeat_interval_ms=consumer_heartbeat_ms,
+                                            consumer_session_timeout_ms=consumer_session_ms))
     def ready(bound: int) -> None:
         # one line for scripts and supervisors to wait on (and to learn the port of --port 0)
         print(f"pylogctl: broker {node_id} listening on {host}:{bound} (log dir {log_dir})",

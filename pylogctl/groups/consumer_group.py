@@ -52,11 +52,13 @@ class ConsumerGroupRecords:
     joined: dict[str, int] = field(default_factory=dict)  # member -> its first record's offset
     regular_expressions: list[str] = field(default_factory=list)  # resolved ones (record 16)
     last_offset: int = -1
+    live: list[tuple[int, dict[str, Any], dict[str, Any]]] = field(default_factory=list)
 
     def add(self, record_type: int, key: dict[str, Any], value: dict[str, Any],
             offset: int) -> None:
         """Take one live record (``record_type`` one of :data:`CONSUMER_GROUP_TYPES`)."""
         self.last_offset = max(self.last_offset, offset)
+        self.live.append((record_type, key, value))  # for a broker to replay
         if record_type == T.CONSUMER_GROUP_METADATA:
             self.epoch = value["epoch"]
         elif record_type == T.CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA:

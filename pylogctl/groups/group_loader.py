@@ -28,7 +28,7 @@ import bisect
 import os
 import re
 from dataclasses import dataclass, field, replace
-from typing import Callable, Collection
+from typing import Any, Callable, Collection
 
 from ..errors import CorruptRecordError, FileUnreadableError, PylogctlError
 from ..format.group_coordinator_records import GroupRecordType as T
@@ -85,6 +85,9 @@ class LoadedPartition:
     batches: int = 0
     records: int = 0
     notes: list[LoadNote] = field(default_factory=list)
+    # the live records of each KIP-848 group (type, key, value), for a coordinator to replay
+    consumer_group_records: dict[str, list[tuple[int, dict[str, Any], dict[str, Any]]]] = \
+        field(default_factory=dict)
 
 
 def group_key_prefixes(group_id: str) -> dict[int, bytes]:
@@ -330,6 +333,7 @@ class _Decoder:
             old = self.classic.get(group_id)
             if old is None or (old.registration_offset or -1) < records.last_offset:
                 self.classic[group_id] = group
+                self.loaded.consumer_group_records[group_id] = records.live
         for group_id in sorted({*self.classic, *self.offsets, *self.streams,
                                 *(g for p in pending.values() for g in p)},
                                key=lambda g: g.encode("utf-16-be", "surrogatepass")):

@@ -12,7 +12,13 @@ and the group deleted; offsets listed (earliest, latest, max-timestamp, by time)
 up by time; records deleted; the cluster, topics and topic configs described; a config
 altered; two members of a group sharing four partitions (range assignment) through a join
 and a leave; a static member (``group.instance.id``) closing without leaving, rejoining into
-its assignment without a rebalance, and removed by the Admin client; a topic deleted.
+its assignment without a rebalance, and removed by the Admin client; then the same with the
+KIP-848 consumer protocol (``group.protocol=consumer``): a member that reads and commits, the
+group described (state, type, assignor, members), listed and its offsets listed; two members
+sharing four partitions through a join and a leave with each server assignor (``uniform``,
+``range``); a pattern subscription; a static member leaving for now (it keeps its partitions,
+the group Reconciling) and rejoining, then removed; an unknown assignor
+(UnsupportedAssignorException); the groups deleted; a topic deleted.
 
 The same program runs against a fresh real Kafka 4.4 broker and a fresh ``pylogctl broker``;
 every line must be the same. It runs twice: on Kafka 4.4's client, and on Kafka 3.9's (the last
@@ -35,6 +41,7 @@ from kafka_jvm import KAFKA_DIR, KAFKA_VERSION, LEGACY_VERSION, KafkaBroker, jav
     require_kafka
 
 PROGRAM = KAFKA_DIR / "clients" / "ClientMatrix.java"
+HEARTBEAT_MS = 500  # KIP-848 members heartbeat (and so reconcile) this often on both brokers
 
 
 def run_matrix(bootstrap: str, client: str) -> list[dict]:
@@ -48,18 +55,21 @@ def run_matrix(bootstrap: str, client: str) -> list[dict]:
 def test_the_java_client_sees_pylogctl_broker_as_it_sees_kafka(tmp_path, client):
     require_kafka()
     require_kafka(client)
-    kafka = KafkaBroker(log_dir=tmp_path / "kafka" / "logs", work_dir=tmp_path / "kafka")
+    kafka = KafkaBroker(log_dir=tmp_path / "kafka" / "logs", work_dir=tmp_path / "kafka",
+                        overrides={"group.consumer.min.heartbeat.interval.ms": HEARTBEAT_MS,
+                                   "group.consumer.heartbeat.interval.ms": HEARTBEAT_MS})
     kafka.format(None, "--feature", "transaction.version=1")
     kafka.start()
     try:
         theirs = run_matrix(kafka.bootstrap, client)
     finally:
         kafka.stop()
-    with BrokerProcess(tmp_path / "pylogctl" / "logs") as broker:
+    with BrokerProcess(tmp_path / "pylogctl" / "logs", "--group-consumer-heartbeat-interval-ms",
+                       str(HEARTBEAT_MS)) as broker:
         ours = run_matrix(broker.bootstrap, client)
-    assert len(theirs) == 40 and [s["step"] for s in ours] == [s["step"] for s in theirs]
+    assert len(theirs) == 49 and [s["step"] for s in ours] == [s["step"] for s in theirs]
     for mine, kafkas in zip(ours, theirs):
         assert mine == kafkas, mine["step"]
     refused = {s["step"] for s in theirs if "error" in s}
     assert refused == {"create-existing-topic", "produce-too-large",
-                       "describe-missing-transaction"}
+                       "describe-missing-transaction", "consumer-protocol-unknown-assignor"}

@@ -1,6 +1,6 @@
 """The broker's ``__cluster_metadata-0`` as a raft log: every start is an epoch this node wins
 alone (``quorum-state`` first, then a ``LeaderChangeMessage`` control batch), an empty log
-starts with ``metadata.version``, and the partitions it serves are led, in the metadata log's
+starts with ``metadata.version`` and ``group.version``, and the partitions it serves are led, in the metadata log's
 replay, by this node in the very epoch its data is written with: the invariants the real
 broker relies on when it starts on the dir (``test_broker_switch_vs_kafka.py``)."""
 
@@ -12,7 +12,9 @@ from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from broker_support import BrokerThread
-from pylogctl.broker.metadata_log import METADATA_VERSION
+from pylogctl.broker import metadata_log
+from pylogctl.broker.kafka_apis import api_versions_list
+from pylogctl.broker.metadata_log import GROUP_VERSION, METADATA_VERSION
 from pylogctl.format.control import ControlRecordType, decode_control_value, parse_control_key
 from pylogctl.format.metadata_records import decode_metadata_record
 from pylogctl.storage.file_records import FileRecords
@@ -52,8 +54,33 @@ def test_every_start_leads_a_new_raft_epoch(tmp_path):
                     features.append((record.offset, decoded.data))
     voters = [{"voterId": 1}]
     assert changes == [(e, 1, voters, voters) for e in range(1, STARTS + 1)]
-    # the bootstrap record right after the first epoch opened, and only then
-    assert features == [(1, {"name": "metadata.version", "featureLevel": METADATA_VERSION})]
+    # the bootstrap records right after the first epoch opened, and only then
+    assert features == [(1, {"name": "metadata.version", "featureLevel": METADATA_VERSION}),
+                        (2, {"name": "group.version", "featureLevel": GROUP_VERSION})]
+
+
+def test_a_metadata_log_without_group_version_gets_it_when_its_metadata_version_allows(
+        tmp_path, monkeypatch):
+    log_dir = tmp_path / "logs"
+    metadata_dir = log_dir / "__cluster_metadata-0"
+    # a log as pylogctl wrote it before it served KIP-848 groups: metadata.version only
+    with monkeypatch.context() as m:
+        m.setattr(metadata_log, "GROUP_VERSION_MIN_METADATA_VERSION", 10**6)
+        with BrokerThread(log_dir):
+            pass
+    assert read_kraft_configs(metadata_dir).features == {"metadata.version": METADATA_VERSION}
+    with BrokerThread(log_dir) as broker:
+        assert broker.broker.configs.features["group.version"] == GROUP_VERSION
+    assert read_kraft_configs(metadata_dir).features == {"metadata.version": METADATA_VERSION,
+                                                         "group.version": GROUP_VERSION}
+    # below 4.0-IV0 (a Kafka 3.x cluster's log) the level stays unset, and the KIP-848 APIs
+    # are not advertised
+    with monkeypatch.context() as m:
+        m.setattr(metadata_log, "GROUP_VERSION_MIN_METADATA_VERSION", 10**6)
+        with BrokerThread(tmp_path / "old") as broker:
+            keys = {k["api_key"] for k in broker.call(
+                lambda: api_versions_list(broker.broker.configs.features))}
+    assert 68 not in keys and 69 not in keys and 1 in keys
 
 
 def test_served_partitions_are_led_in_the_epoch_their_data_is_written_with(tmp_path):

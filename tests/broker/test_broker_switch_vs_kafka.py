@@ -2,14 +2,16 @@
 mode, started on the dir as it is, never formatted) take turns on the same dir, three times
 each way, with Kafka's Java client producing and consuming in every turn
 (``apache_kafka/clients/SwitchTraffic.java``: an idempotent producer, a transactional id that
-commits and aborts, a classic consumer group committing what it read).
+commits and aborts, a classic consumer group and a KIP-848 one (``group.protocol=consumer``)
+committing what they read).
 
 At the start of every turn, whatever broker it is, Kafka's Java consumer and Admin client
 (``ServedRecords.java``) must find every record served before at the same offset, followed by
 exactly the records the previous turn sent and committed (no aborted one under
-``read_committed``), the group's committed offsets where the previous turn left them, the
-topic's own ``retention.ms`` and the transactional id's producer epoch above the last one. The
-group then consumes exactly what its turn sent: nothing read twice, nothing skipped. Neither
+``read_committed``), both groups' committed offsets where the previous turn left them, the
+topic's own ``retention.ms`` and the transactional id's producer epoch above the last one. Each
+group then consumes exactly what its turn sent: nothing read twice, nothing skipped (the
+KIP-848 group's records 3-8, written by either broker, are loaded by the other). Neither
 broker may repair anything the other left after a clean stop. One turn of each ends with
 SIGKILL instead (the next broker starts on a dir that was not shut down, and recovers it):
 nothing acknowledged may be lost. In pylogctl's turns kafka-python and kcat read the same
@@ -37,7 +39,7 @@ from kafka_jvm import KAFKA_DIR, KafkaBroker, java_program, require_kafka
 from kafka_served import REPAIR_LINES, Served, read_served
 
 TOPIC = "switched"
-GROUP = "switch-group"
+GROUPS = {"switch-group": "", "switch-modern": "Modern"}  # group -> its keys' suffix
 # (broker, how its turn ends): each hands the dir over three times, once after a SIGKILL
 TURNS = (("pylogctl", "stop"), ("kafka", "stop"), ("pylogctl", "kill"), ("kafka", "kill"),
          ("pylogctl", "stop"), ("kafka", "stop"), ("pylogctl", "stop"))
@@ -142,19 +144,22 @@ def test_a_log_dir_moves_between_pylogctl_and_kafka_three_times(tmp_path):
         new = {key for p in range(3) for _, key in rows[p][len(before[p]):]}
         assert new == (set(last["sent"]) if last else set()), where
         if last is not None:
-            assert {tp: o for (g, tp), o in served.committed.items() if g == GROUP} == {
-                f"{TOPIC}-{p}": o for p, o in last["committed"].items()}, where
+            for group, suffix in GROUPS.items():
+                assert {tp: o for (g, tp), o in served.committed.items() if g == group} == {
+                    f"{TOPIC}-{p}": o for p, o in last["committed" + suffix].items()}, where
             assert (traffic["producerId"], traffic["producerEpoch"]) != (
                 last["producerId"], last["producerEpoch"]), where
             assert traffic["producerEpoch"] > last["producerEpoch"] or \
                 traffic["producerId"] > last["producerId"], where
-        # the group reads exactly what this turn sent, from where it had committed
-        consumed = traffic["consumed"]
-        assert sorted(key for _, _, key in consumed) == sorted(traffic["sent"]), where
-        for p in range(3):
-            offsets = [o for q, o, _ in consumed if q == p]
-            start = last["committed"][str(p)] if last else 0
-            assert offsets and min(offsets) >= start and offsets == sorted(set(offsets)), where
-            assert traffic["committed"][str(p)] > max(offsets), where
+        # each group reads exactly what this turn sent, from where it had committed
+        for suffix in GROUPS.values():
+            consumed, committed = traffic["consumed" + suffix], traffic["committed" + suffix]
+            assert sorted(key for _, _, key in consumed) == sorted(traffic["sent"]), where
+            for p in range(3):
+                offsets = [o for q, o, _ in consumed if q == p]
+                start = last["committed" + suffix][str(p)] if last else 0
+                assert offsets and min(offsets) >= start and offsets == sorted(set(offsets)), \
+                    (where, suffix)
+                assert committed[str(p)] > max(offsets), (where, suffix)
         assert traffic["retention"] == 604800001, where
         before, last, after_kill = rows, traffic, end == "kill"

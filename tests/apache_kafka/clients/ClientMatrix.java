@@ -8,6 +8,7 @@
 // times) are not printed.
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
@@ -138,6 +139,33 @@ public class ClientMatrix {
         return consumers.stream().map(c -> c.groupMetadata().memberId().split("-")[0] + "="
                 + c.assignment().stream().map(TopicPartition::partition).sorted().toList())
                 .collect(Collectors.joining(" "));
+    }
+
+    static Object[] with(Object[] kv, Object... more) {
+        Object[] all = Arrays.copyOf(kv, kv.length + more.length);
+        System.arraycopy(more, 0, all, kv.length, more.length);
+        return all;
+    }
+
+    /** Poll the named consumers until all have partitions, {@code total} in all; their sizes by name. */
+    static String settleSizes(Map<String, KafkaConsumer<String, String>> consumers, int total) {
+        long deadline = System.currentTimeMillis() + 60_000;
+        while (true) {
+            for (KafkaConsumer<String, String> c : consumers.values()) c.poll(Duration.ofMillis(100));
+            if (consumers.values().stream().allMatch(c -> !c.assignment().isEmpty())
+                    && consumers.values().stream().mapToInt(c -> c.assignment().size()).sum() == total) break;
+            if (System.currentTimeMillis() > deadline) throw new IllegalStateException("no settled assignment");
+        }
+        return new TreeMap<>(consumers).entrySet().stream().map(e -> e.getKey() + "=" + e.getValue().assignment().size())
+                .collect(Collectors.joining(" "));
+    }
+
+    /** A group's state, type and members (instance or client id, and how many partitions each owns). */
+    static String describeMembers(Admin admin, String group) throws Exception {
+        ConsumerGroupDescription d = admin.describeConsumerGroups(List.of(group)).all().get().get(group);
+        return d.state() + " " + d.type() + " " + d.partitionAssignor() + " [" + d.members().stream()
+                .map(m -> m.groupInstanceId().orElse(m.clientId()) + ":" + m.assignment().topicPartitions().size())
+                .sorted().collect(Collectors.joining(",")) + "]";
     }
 
     static String describeGroup(Admin admin, String group) throws Exception {
@@ -332,6 +360,86 @@ public class ClientMatrix {
                         List.of(new MemberToRemove("static-1")))).all().get();
                 seen.add(describeGroup(admin, "m-static"));
                 return str(String.join(" | ", seen));
+            });
+            // the KIP-848 consumer protocol: the same group operations, the assignment computed
+            // by the broker's assignor and reached by heartbeats
+            step("consumer-protocol-group", () -> {
+                List<String> seen = new ArrayList<>();
+                try (KafkaConsumer<String, String> c = consumer("group.id", "m-modern", "group.protocol", "consumer",
+                        "client.id", "m1")) {
+                    c.subscribe(List.of("m-groups"));
+                    int n = 0;
+                    long deadline = System.currentTimeMillis() + 30_000;
+                    while (n < 20 && System.currentTimeMillis() < deadline) n += c.poll(Duration.ofMillis(200)).count();
+                    c.commitSync();
+                    seen.add(n + " records, " + c.assignment().size() + " partitions");
+                    seen.add(describeMembers(admin, "m-modern"));
+                }
+                seen.add(describeMembers(admin, "m-modern"));
+                return str(String.join(" | ", seen));
+            });
+            step("consumer-protocol-offsets", () -> str(new TreeMap<>(admin.listConsumerGroupOffsets("m-modern")
+                    .partitionsToOffsetAndMetadata().get().entrySet().stream()
+                    .collect(Collectors.toMap(e -> e.getKey().toString(), e -> e.getValue().offset())))));
+            step("consumer-protocol-list", () -> admin.listConsumerGroups().all().get().stream()
+                    .filter(g -> g.groupId().startsWith("m-modern"))
+                    .map(g -> str(g.groupId() + ":" + g.type().map(Object::toString).orElse("?") + ":" + g.state().map(Object::toString).orElse("?")))
+                    .sorted().collect(Collectors.joining(",", "[", "]")));
+            for (String assignor : List.of("uniform", "range")) {
+                step("consumer-protocol-rebalance-" + assignor, () -> {
+                    List<String> seen = new ArrayList<>();
+                    Object[] conf = {"group.id", "m-modern-" + assignor, "group.protocol", "consumer",
+                            "group.remote.assignor", assignor};
+                    try (KafkaConsumer<String, String> c1 = consumer(with(conf, "client.id", "c1"))) {
+                        c1.subscribe(List.of("m-rebalance"));
+                        seen.add(settleSizes(Map.of("c1", c1), 4));
+                        try (KafkaConsumer<String, String> c2 = consumer(with(conf, "client.id", "c2"))) {
+                            c2.subscribe(List.of("m-rebalance"));
+                            seen.add(settleSizes(Map.of("c1", c1, "c2", c2), 4));
+                            seen.add(describeMembers(admin, "m-modern-" + assignor));
+                        }
+                        seen.add(settleSizes(Map.of("c1", c1), 4));
+                    }
+                    return str(String.join(" | ", seen));
+                });
+            }
+            step("consumer-protocol-regex", () -> {
+                try (KafkaConsumer<String, String> c = consumer("group.id", "m-modern-regex", "group.protocol", "consumer",
+                        "client.id", "r1")) {
+                    c.subscribe(java.util.regex.Pattern.compile("m-reb.*"));
+                    return str(settleSizes(Map.of("r1", c), 4) + " " + describeMembers(admin, "m-modern-regex"));
+                }
+            });
+            step("consumer-protocol-static", () -> {
+                List<String> seen = new ArrayList<>();
+                for (int round = 0; round < 2; round++) {
+                    try (KafkaConsumer<String, String> s = consumer("group.id", "m-modern-static", "group.protocol", "consumer",
+                            "client.id", "s", "group.instance.id", "static-2")) {
+                        s.subscribe(List.of("m-rebalance"));
+                        seen.add(settleSizes(Map.of("s", s), 4));
+                    }
+                    // a static member's close leaves for now: it keeps its instance id and partitions
+                    seen.add(describeMembers(admin, "m-modern-static"));
+                }
+                admin.removeMembersFromConsumerGroup("m-modern-static", new RemoveMembersFromConsumerGroupOptions(
+                        List.of(new MemberToRemove("static-2")))).all().get();
+                seen.add(describeMembers(admin, "m-modern-static"));
+                return str(String.join(" | ", seen));
+            });
+            step("consumer-protocol-unknown-assignor", () -> {
+                try (KafkaConsumer<String, String> c = consumer("group.id", "m-modern-bad", "group.protocol", "consumer",
+                        "group.remote.assignor", "sticky")) {
+                    c.subscribe(List.of("m-rebalance"));
+                    long deadline = System.currentTimeMillis() + 30_000;
+                    while (System.currentTimeMillis() < deadline) c.poll(Duration.ofMillis(200));
+                    return "\"polled\"";
+                }
+            });
+            step("consumer-protocol-delete", () -> {
+                admin.deleteConsumerGroups(List.of("m-modern", "m-modern-uniform", "m-modern-range", "m-modern-regex",
+                        "m-modern-static")).all().get();
+                return str(admin.listConsumerGroups().all().get().stream().map(g -> g.groupId())
+                        .filter(g -> g.startsWith("m-modern")).sorted().collect(Collectors.toList()));
             });
             step("delete-topic", () -> {
                 admin.deleteTopics(List.of("m-gone")).all().get();

@@ -2,13 +2,15 @@
 // with Kafka's Java client: the topic "switched" (3 partitions, its own retention.ms) is
 // created in round 1; each round an idempotent producer (acks=all, a codec per round) sends
 // 30 keyed records, the transactional id "switch-txn" (the same every round, so its producer
-// id and epoch travel with the dir) commits 5 records and aborts 3, and the classic consumer
-// group "switch-group" (read_committed) consumes everything new and commits.
+// id and epoch travel with the dir) commits 5 records and aborts 3, and two consumer groups
+// (read_committed) consume everything new and commit: "switch-group" with the classic protocol,
+// "switch-modern" with the KIP-848 consumer protocol.
 // Run as a single source file on the Kafka jars:
 //   java -cp 'tests/apache_kafka/lib/4.4.0/*' SwitchTraffic.java BOOTSTRAP ROUND
 // One JSON line:
 //   {"round":R,"sent":[KEY,...],"consumed":[[PARTITION,OFFSET,KEY],...],
-//    "committed":{"P":O,...},"retention":MS,"producerId":ID,"producerEpoch":E}
+//    "committed":{"P":O,...},"consumedModern":[...],"committedModern":{...},
+//    "retention":MS,"producerId":ID,"producerEpoch":E}
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -37,6 +39,49 @@ public class SwitchTraffic {
 
     static String str(String s) {
         return "\"" + s.replace("\\", "\\\\").replace("\"", "\\\"") + "\"";
+    }
+
+    /** The group reads everything new (read_committed) and commits; appends "consumed" and
+     *  "committed" (with {@code suffix}) to {@code out}. */
+    static void consume(StringBuilder out, Properties base, String group, String protocol, String suffix)
+            throws Exception {
+        Properties c = new Properties();
+        c.putAll(base);
+        c.put("group.id", group);
+        c.put("group.protocol", protocol);
+        c.put("isolation.level", "read_committed");
+        c.put("auto.offset.reset", "earliest");
+        c.put("enable.auto.commit", "false");
+        List<TopicPartition> partitions = new ArrayList<>();
+        for (int i = 0; i < 3; i++) partitions.add(new TopicPartition(TOPIC, i));
+        out.append(",\"consumed").append(suffix).append("\":[");
+        Map<String, Long> committed = new TreeMap<>();
+        try (KafkaConsumer<String, String> consumer =
+                     new KafkaConsumer<>(c, new StringDeserializer(), new StringDeserializer())) {
+            consumer.subscribe(List.of(TOPIC));
+            Map<TopicPartition, Long> end = consumer.endOffsets(partitions);
+            long deadline = System.currentTimeMillis() + 60_000;
+            boolean first = true;
+            while (true) {
+                for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(200))) {
+                    out.append(first ? "" : ",").append("[").append(r.partition()).append(",")
+                       .append(r.offset()).append(",").append(str(r.key())).append("]");
+                    first = false;
+                }
+                Set<TopicPartition> assigned = consumer.assignment();
+                if (assigned.size() == 3 && assigned.stream().allMatch(tp -> consumer.position(tp) >= end.get(tp))) break;
+                if (System.currentTimeMillis() > deadline) throw new IllegalStateException("never reached " + end);
+            }
+            consumer.commitSync();
+            for (TopicPartition tp : partitions) committed.put(String.valueOf(tp.partition()), consumer.position(tp));
+        }
+        out.append("],\"committed").append(suffix).append("\":{");
+        boolean first = true;
+        for (Map.Entry<String, Long> e : committed.entrySet()) {
+            out.append(first ? "" : ",").append(str(e.getKey())).append(":").append(e.getValue());
+            first = false;
+        }
+        out.append("}");
     }
 
     public static void main(String[] args) throws Exception {
@@ -90,42 +135,8 @@ public class SwitchTraffic {
             for (int i = 0; i < sent.size(); i++) out.append(i == 0 ? "" : ",").append(str(sent.get(i)));
             out.append("]");
 
-            Properties c = new Properties();
-            c.putAll(base);
-            c.put("group.id", "switch-group");
-            c.put("isolation.level", "read_committed");
-            c.put("auto.offset.reset", "earliest");
-            c.put("enable.auto.commit", "false");
-            List<TopicPartition> partitions = new ArrayList<>();
-            for (int i = 0; i < 3; i++) partitions.add(new TopicPartition(TOPIC, i));
-            out.append(",\"consumed\":[");
-            Map<String, Long> committed = new TreeMap<>();
-            try (KafkaConsumer<String, String> consumer =
-                         new KafkaConsumer<>(c, new StringDeserializer(), new StringDeserializer())) {
-                consumer.subscribe(List.of(TOPIC));
-                Map<TopicPartition, Long> end = consumer.endOffsets(partitions);
-                long deadline = System.currentTimeMillis() + 60_000;
-                boolean first = true;
-                while (true) {
-                    for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(200))) {
-                        out.append(first ? "" : ",").append("[").append(r.partition()).append(",")
-                           .append(r.offset()).append(",").append(str(r.key())).append("]");
-                        first = false;
-                    }
-                    Set<TopicPartition> assigned = consumer.assignment();
-                    if (assigned.size() == 3 && assigned.stream().allMatch(tp -> consumer.position(tp) >= end.get(tp))) break;
-                    if (System.currentTimeMillis() > deadline) throw new IllegalStateException("never reached " + end);
-                }
-                consumer.commitSync();
-                for (TopicPartition tp : partitions) committed.put(String.valueOf(tp.partition()), consumer.position(tp));
-            }
-            out.append("],\"committed\":{");
-            boolean first = true;
-            for (Map.Entry<String, Long> e : committed.entrySet()) {
-                out.append(first ? "" : ",").append(str(e.getKey())).append(":").append(e.getValue());
-                first = false;
-            }
-            out.append("}");
+            consume(out, base, "switch-group", "classic", "");
+            consume(out, base, "switch-modern", "consumer", "Modern");
             ConfigResource topic = new ConfigResource(ConfigResource.Type.TOPIC, TOPIC);
             String retention = admin.describeConfigs(List.of(topic)).all().get().get(topic)
                                     .get("retention.ms").value();
