@@ -1,6 +1,7 @@
 """Kafka's own command-line tools (4.4) pointed at ``pylogctl broker``, judged by the real
 broker: the same session of ``kafka-topics``, ``kafka-console-producer``,
-``kafka-console-consumer``, ``kafka-consumer-groups``, ``kafka-configs``, ``kafka-get-offsets``,
+``kafka-console-consumer`` (in a classic group and in a KIP-848 one), ``kafka-consumer-groups``
+(both groups), ``kafka-configs``, ``kafka-get-offsets``,
 ``kafka-transactions``, ``kafka-delete-records``, ``kafka-producer-perf-test`` and
 ``kafka-consumer-perf-test`` runs against a fresh real Kafka broker and a fresh ``pylogctl
 broker``; every invocation must exit with the same code and print the same lines.
@@ -44,6 +45,7 @@ def session(bootstrap: str, work: Path) -> list[tuple[str, Path | None, list[str
     delete.write_text(json.dumps({"partitions": [{"topic": "tools", "partition": 0, "offset": 2}],
                                   "version": 1}))
     group = ["--group", "tools-group"]
+    modern = ["--group", "tools-modern"]
     configs = ["--entity-type", "topics", "--entity-name", "tools"]
     return [
         ("kafka-topics", None, [*b, "--create", "--topic", "tools", "--partitions", "3",
@@ -70,6 +72,16 @@ def session(bootstrap: str, work: Path) -> list[tuple[str, Path | None, list[str
         ("kafka-consumer-groups", None, [*b, "--describe", *group]),
         ("kafka-consumer-groups", None, [*b, "--describe", *group, "--state"]),
         ("kafka-consumer-groups", None, [*b, "--describe", *group, "--members"]),
+        # a KIP-848 group (group.protocol=consumer): described through ConsumerGroupDescribe
+        ("kafka-console-consumer", None, [*b, "--topic", "tools", "--from-beginning",
+                                          "--max-messages", "12", "--timeout-ms", "30000",
+                                          "--formatter-property", "print.key=true", *modern,
+                                          "--consumer-property", "group.protocol=consumer"]),
+        ("kafka-consumer-groups", None, [*b, "--list", "--type"]),
+        ("kafka-consumer-groups", None, [*b, "--describe", *modern, "--state"]),
+        ("kafka-consumer-groups", None, [*b, "--describe", *modern, "--members", "--verbose"]),
+        ("kafka-consumer-groups", None, [*b, "--describe", *modern, "--offsets"]),
+        ("kafka-consumer-groups", None, [*b, "--delete", *modern]),
         ("kafka-consumer-groups", None, [*b, "--reset-offsets", *group, "--topic", "tools",
                                          "--to-earliest", "--execute"]),
         ("kafka-consumer-groups", None, [*b, "--reset-offsets", *group, "--topic", "tools:0",
