@@ -1,38 +1,54 @@
-"""Benchmark: ``pylogctl broker`` throughput under librdkafka (confluent-kafka), against
-librdkafka's own mock cluster (``test.mock.num.brokers``) in the same run.
+"""Benchmark: ``pylogctl broker`` against the real Apache Kafka broker, in the same run, with
+two clients: librdkafka (confluent-kafka) and Kafka's own Java perf tools
+(``kafka-producer-perf-test``, ``kafka-consumer-perf-test``); librdkafka's mock cluster
+(``test.mock.num.brokers``) stays as the ceiling of what the client alone can do.
 
 Usage::
 
     python bench/broker.py [--messages 300000] [--sizes 100,1024] [--partitions 4]
-                           [--repeat 3] [--dir /tmp/pylogctl-bench-broker] [--keep]
+                           [--repeat 3] [--clients librdkafka,java] [--no-kafka]
+                           [--dir /tmp/pylogctl-bench-broker] [--keep]
 
-For each value size and round: a producer (``linger.ms`` 5, acks=all, no compression) sends
-``--messages`` keyed records and flushes; then a group consumer (``auto.offset.reset``
-earliest) reads them all back, timed from its first record (the group join is not the
-broker's throughput, and the mock's join waits out a rebalance). The topic is created before
-the clock starts, with the mock's auto-create partition count (4) on both.
+For each value size, client and round, on every target: a producer (acks=all, no
+compression; librdkafka with ``linger.ms`` 5, the Java producer with its defaults) sends
+``--messages`` records and flushes; then a new group member reads them all back, timed from
+its first record (librdkafka) or by the tool's own fetch time (``fetch.nMsg.sec``: the group
+join is not the broker's throughput). Topics are created before the clock starts, with
+``--partitions`` partitions everywhere.
 
-The broker runs as ``pylogctl broker start`` in its own process, as it is deployed; the mock
-cluster runs inside the client process (C threads, no GIL), keeps records in memory and is
-therefore the ceiling of what the client itself can do here: the ratios say how much of the
-client's speed the broker leaves. Prints msgs/s, MB/s (value bytes) and the ratios (best of
-``--repeat``; the targets are at least 1.0 for consume and 0.5 for produce); never fails on a
-timing. The log dir is deleted unless ``--keep``.
+Both brokers run as they are deployed, in their own process, on log dirs under ``--dir``
+(the same disk): ``pylogctl broker start``, and Kafka 4.4 in KRaft combined mode with the JVM
+options of ``kafka-server-start.sh`` (1 GiB heap, G1) and the broker's default thread counts.
+The Java tools run with a full JIT (not the test suite's quick-start flags). Prints msgs/s and
+MB/s (value bytes), and the ratios pylogctl/Kafka (target: at least 1.0) and pylogctl/mock,
+best of ``--repeat``; never fails on a timing. The log dirs are deleted unless ``--keep``.
 """
 
 from __future__ import annotations
 
 import argparse
 import platform
+import re
 import shutil
+import subprocess
 import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "broker"))
-
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests" / "broker"))
+sys.path.insert(0, str(ROOT / "tests"))
 
 MOCK_PARTITIONS = 4  # librdkafka's mock cluster auto-creates topics with 4 partitions
+# kafka-server-start.sh's KAFKA_HEAP_OPTS and kafka-run-class.sh's KAFKA_JVM_PERFORMANCE_OPTS
+KAFKA_JVM = ["-Xmx1G", "-Xms1G", "-server", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20",
+             "-XX:InitiatingHeapOccupancyPercent=35", "-XX:+ExplicitGCInvokesConcurrent",
+             "-Djava.awt.headless=true"]
+KAFKA_DEFAULTS = {"num.io.threads": 8, "num.network.threads": 3,  # the broker's defaults
+                  "log.flush.offset.checkpoint.interval.ms": 60_000,
+                  "log.flush.start.offset.checkpoint.interval.ms": 60_000,
+                  "log.flush.scheduler.interval.ms": 9_223_372_036_854_775_807,
+                  "log.retention.check.interval.ms": 300_000, "log.cleaner.backoff.ms": 15_000}
 
 
 def _failures(failed: list[str]):
@@ -44,7 +60,7 @@ def _failures(failed: list[str]):
 
 
 def produce(ck, config: dict, topic: str, messages: int, size: int) -> float:
-    """Seconds to produce and flush ``messages`` records with ``size``-byte values."""
+    """Records/s to produce and flush ``messages`` records with ``size``-byte values."""
     failed: list[str] = []
     producer = ck.Producer({**config, "linger.ms": 5, "acks": "all",
                             "queue.buffering.max.messages": 1_000_000,
@@ -64,14 +80,13 @@ def produce(ck, config: dict, topic: str, messages: int, size: int) -> float:
         raise RuntimeError("flush did not finish")
     if failed:
         raise RuntimeError(f"{len(failed)} produce errors, first: {failed[0]}")
-    return time.perf_counter() - start
+    return messages / (time.perf_counter() - start)
 
 
-def consume(ck, config: dict, topic: str, group: str) -> tuple[float, int]:
-    """``(seconds, records)`` for a new group member to read every record the topic still
-    holds, timed from the first one. The mock cluster drops old message sets of a large
-    partition (its low watermark moves), so the records to read are counted from the
-    watermarks rather than assumed."""
+def consume(ck, config: dict, topic: str, group: str) -> float:
+    """Records/s for a new group member to read every record the topic still holds, timed
+    from the first one. The mock cluster drops old message sets of a large partition (its low
+    watermark moves), so the records to read are counted from the watermarks."""
     consumer = ck.Consumer({**config, "group.id": group, "auto.offset.reset": "earliest",
                             "enable.auto.commit": False})
     partitions = consumer.list_topics(topic, timeout=10).topics[topic].partitions
@@ -93,14 +108,18 @@ def consume(ck, config: dict, topic: str, group: str) -> tuple[float, int]:
     consumer.close()
     if seen < expected:
         raise RuntimeError(f"consumed {seen} of {expected} from {config['bootstrap.servers']}")
-    return elapsed, seen
+    return seen / elapsed
 
 
-def create_topic(ck, config: dict, topic: str) -> None:
-    """Auto-create ``topic`` (a metadata request; CreateTopics times out on the mock) and
-    wait until every partition has a leader."""
+def create_topic(ck, config: dict, topic: str, partitions: int, mock: bool) -> None:
+    """Create ``topic`` and wait until every partition has a leader (the mock only
+    auto-creates: CreateTopics times out on it)."""
+    if not mock:
+        from confluent_kafka.admin import AdminClient, NewTopic
+        admin = AdminClient(config)
+        admin.create_topics([NewTopic(topic, partitions, 1)])[topic].result(60)
     producer = ck.Producer(config)
-    deadline = time.perf_counter() + 30
+    deadline = time.perf_counter() + 60
     while time.perf_counter() < deadline:
         meta = producer.list_topics(topic, timeout=10).topics.get(topic)
         if meta is not None and meta.error is None and meta.partitions and all(
@@ -110,59 +129,132 @@ def create_topic(ck, config: dict, topic: str) -> None:
     raise RuntimeError(f"topic {topic} was not created")
 
 
-def run_target(ck, config: dict, args, size: int, round_: int) -> tuple[float, float]:
+def _java(tool: str, *args: str) -> str:
+    """A Kafka tool on a full JIT; its standard output."""
+    from kafka_jvm import jar_dir, main_class
+    out = subprocess.run(["java", "-Xmx1G", "-server", "-cp", f"{jar_dir()}/*",
+                          main_class(tool), *args], capture_output=True, text=True,
+                         timeout=600)
+    if out.returncode != 0:
+        raise RuntimeError(f"{tool} exited {out.returncode}: {out.stderr[-2000:]}")
+    return out.stdout
+
+
+def java_produce(bootstrap: str, topic: str, messages: int, size: int) -> float:
+    out = _java("kafka-producer-perf-test", "--topic", topic, "--num-records", str(messages),
+                "--record-size", str(size), "--throughput", "-1", "--command-property",
+                f"bootstrap.servers={bootstrap}", "acks=all")
+    last = [ln for ln in out.splitlines() if "records sent" in ln][-1]
+    return float(re.search(r"([\d.]+) records/sec", last).group(1))
+
+
+def java_consume(bootstrap: str, topic: str, messages: int) -> float:
+    out = _java("kafka-consumer-perf-test", "--bootstrap-server", bootstrap, "--topic", topic,
+                "--num-records", str(messages), "--group", f"perf-{topic}")
+    lines = [ln for ln in out.splitlines() if ln.strip()]
+    header = [h.strip() for h in lines[-2].split(",")]
+    values = [v.strip() for v in lines[-1].split(",")]
+    return float(values[header.index("fetch.nMsg.sec")])
+
+
+def run_round(ck, target: str, bootstrap: str, client: str, args, size: int,
+              round_: int) -> tuple[float, float]:
     """Produce and consume rates (records/s) of one round."""
-    topic = f"bench-{size}-{round_}"
-    create_topic(ck, config, topic)
-    p = produce(ck, config, topic, args.messages, size)
-    c, consumed = consume(ck, config, topic, f"g-{topic}")
-    return args.messages / p, consumed / c
+    config = {"bootstrap.servers": bootstrap}
+    topic = f"bench-{client}-{size}-{round_}"
+    create_topic(ck, config, topic, args.partitions, target == "mock")
+    if client == "java":
+        return (java_produce(bootstrap, topic, args.messages, size),
+                java_consume(bootstrap, topic, args.messages))
+    return (produce(ck, config, topic, args.messages, size),
+            consume(ck, config, topic, f"g-{topic}"))
+
+
+def start_kafka(root: Path):
+    from kafka_jvm import KafkaBroker, java_command
+
+    class DeployedKafka(KafkaBroker):
+        """The real broker as deployed: kafka-server-start.sh's JVM, default threads."""
+
+        def start(self, timeout: float = 120) -> "DeployedKafka":
+            config = self.write_config()
+            out = open(self.log_file, "ab")
+            cmd = java_command("kafka.Kafka", [config], self.version, log4j="log4j2.properties")
+            cmd = [cmd[0], *KAFKA_JVM, *[a for a in cmd[1:] if a.startswith("-Dlog4j")],
+                   "-cp", cmd[cmd.index("-cp") + 1], "kafka.Kafka", str(config)]
+            self.proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT,
+                                         stdin=subprocess.DEVNULL, start_new_session=True)
+            out.close()
+            self.wait_ready(timeout)
+            return self
+
+    kafka = DeployedKafka(log_dir=root / "kafka" / "logs", work_dir=root / "kafka",
+                          overrides=KAFKA_DEFAULTS)
+    kafka.format()
+    return kafka.start()
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--messages", type=int, default=300_000)
     parser.add_argument("--sizes", default="100,1024")
-    parser.add_argument("--partitions", type=int, default=MOCK_PARTITIONS,
-                        help="partitions of the broker's auto-created topics (the mock's "
-                        "are 4)")
+    parser.add_argument("--partitions", type=int, default=MOCK_PARTITIONS)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--clients", default="librdkafka,java")
+    parser.add_argument("--no-kafka", action="store_true",
+                        help="leave the real broker (and the Java tools) out")
     parser.add_argument("--dir", type=Path, default=Path("/tmp/pylogctl-bench-broker"))
     parser.add_argument("--keep", action="store_true")
     args = parser.parse_args()
 
     import confluent_kafka as ck
     from broker_support import BrokerProcess
+    from kafka_jvm import KAFKA_VERSION, missing_reason
 
     sizes = [int(s) for s in args.sizes.split(",")]
-    print(f"python {platform.python_version()}, confluent-kafka {ck.version()[0]}, "
-          f"librdkafka {ck.libversion()[0]}; {args.messages} messages, "
-          f"{args.partitions} partitions")
+    clients = args.clients.split(",")
+    use_kafka = not args.no_kafka and missing_reason() is None
+    if not use_kafka:
+        clients = [c for c in clients if c != "java"]
+        print(f"real Kafka left out: {missing_reason() or '--no-kafka'}")
+    print(f"python {platform.python_version()}, {platform.machine()}, confluent-kafka "
+          f"{ck.version()[0]}, librdkafka {ck.libversion()[0]}, Kafka {KAFKA_VERSION}; "
+          f"{args.messages} messages, {args.partitions} partitions, best of {args.repeat}")
     shutil.rmtree(args.dir, ignore_errors=True)
     # A mock cluster lives inside the client that asks for it: this producer holds it, and
     # the others connect to its brokers' loopback addresses.
     holder = ck.Producer({"test.mock.num.brokers": 1})
     brokers = holder.list_topics(timeout=10).brokers.values()
-    mock_config = {"bootstrap.servers": ",".join(f"{b.host}:{b.port}" for b in brokers)}
-    broker = BrokerProcess(args.dir / "logs", "--num-partitions", str(args.partitions)).start()
+    targets = {"mock": ",".join(f"{b.host}:{b.port}" for b in brokers)}
+    ours = BrokerProcess(args.dir / "logs", "--num-partitions", str(args.partitions)).start()
+    targets["pylogctl"] = ours.bootstrap
+    kafka = start_kafka(args.dir) if use_kafka else None
+    if kafka is not None:
+        targets["kafka"] = kafka.bootstrap
     try:
-        ours_config = {"bootstrap.servers": broker.bootstrap}
         for size in sizes:
-            best: dict[str, tuple[float, float]] = {}
-            for round_ in range(args.repeat):
-                for name, config in (("mock", mock_config), ("broker", ours_config)):
-                    p, c = run_target(ck, config, args, size, round_)
-                    old = best.get(name, (0.0, 0.0))
-                    best[name] = (max(old[0], p), max(old[1], c))
-            print(f"\nvalue size {size} B")
-            for i, what in enumerate(("produce", "consume")):
-                for name in ("mock", "broker"):
-                    rate = best[name][i]
-                    print(f"  {what:8s} {name:7s} {rate:10,.0f} msgs/s  {rate * size / 1e6:8.1f} MB/s")
-                ratio = best["broker"][i] / best["mock"][i]
-                print(f"  {what:8s} broker/mock throughput ratio {ratio:.2f}")
+            for client in clients:
+                best: dict[str, tuple[float, float]] = {}
+                for round_ in range(args.repeat):
+                    for name, bootstrap in targets.items():
+                        if client == "java" and name == "mock":
+                            continue  # the mock serves librdkafka only
+                        p, c = run_round(ck, name, bootstrap, client, args, size, round_)
+                        old = best.get(name, (0.0, 0.0))
+                        best[name] = (max(old[0], p), max(old[1], c))
+                print(f"\nvalue size {size} B, {client} client")
+                for i, what in enumerate(("produce", "consume")):
+                    for name, rates in best.items():
+                        print(f"  {what:8s} {name:9s} {rates[i]:10,.0f} msgs/s  "
+                              f"{rates[i] * size / 1e6:8.1f} MB/s")
+                    for anchor in ("kafka", "mock"):
+                        if anchor in best:
+                            ratio = best["pylogctl"][i] / best[anchor][i]
+                            print(f"  {what:8s} pylogctl/{anchor} throughput ratio {ratio:.2f}")
     finally:
-        broker.stop()
+        ours.stop()
+        if kafka is not None:
+            kafka.stop()
         holder.flush(5)
         if not args.keep:
             shutil.rmtree(args.dir, ignore_errors=True)
