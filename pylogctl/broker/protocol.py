@@ -32,6 +32,8 @@ from dataclasses import dataclass
 from typing import Any, Iterator
 
 from ..errors import PylogctlError
+from .produce_response import PRODUCE_KEY, encode_produce_response
+from .produce_response import VERSIONS as PRODUCE_VERSIONS
 
 API_VERSIONS_KEY = 18
 UNSUPPORTED_VERSION = 35
@@ -191,7 +193,11 @@ def decode_request(frame: bytes) -> Request:
 
 
 def encode_response(header: RequestHeader, data: dict[str, Any]) -> Response:
-    """Encode ``data`` as the response to ``header``'s API and version."""
+    """Encode ``data`` as the response to ``header``'s API and version (Produce's directly,
+    :mod:`.produce_response`; the others through kio)."""
+    if header.api_key == PRODUCE_KEY and header.api_version in PRODUCE_VERSIONS:
+        return Response([encode_produce_response(header.api_version, header.correlation_id,
+                                                 data)])
     kio = _kio()
     cls = kio.index.load_response_schema(header.api_key, header.api_version)
     return _frame(cls, header.correlation_id, data)
