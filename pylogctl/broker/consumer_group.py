@@ -61,18 +61,9 @@ class ConsumerGroup:
     def current_partition_epoch(self, topic_id: uuid.UUID, partition: int) -> int:
         return self.partition_epochs.get(topic_id, {}).get(partition, -1)
 
-    def preferred_server_assignor(self, default: str,
-                                  replacing: tuple[ConsumerGroupMember | None,
-                                                   ConsumerGroupMember] | None = None) -> str:
-        """The server assignor most members name (Kafka's ``computePreferredServerAssignor``),
-        with ``replacing``'s old member swapped for its new one."""
-        members = dict(self.members)
-        if replacing is not None:
-            old, new = replacing
-            if old is not None:
-                members.pop(old.member_id, None)
-            members[new.member_id] = new
-        counts = Counter(m.server_assignor for m in members.values() if m.server_assignor)
+    def preferred_server_assignor(self, default: str) -> str:
+        """The server assignor most members name (Kafka's ``preferredServerAssignor``)."""
+        counts = Counter(m.server_assignor for m in self.members.values() if m.server_assignor)
         return max(counts, key=counts.__getitem__) if counts else default
 
     def subscribed_topic_names(self, members: list[ConsumerGroupMember]) -> Counter[str]:
