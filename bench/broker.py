@@ -30,7 +30,6 @@ import argparse
 import platform
 import re
 import shutil
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -39,16 +38,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "broker"))
 sys.path.insert(0, str(ROOT / "tests"))
 
+from deployed_kafka import DeployedKafka, run_tool  # noqa: E402
+
 MOCK_PARTITIONS = 4  # librdkafka's mock cluster auto-creates topics with 4 partitions
-# kafka-server-start.sh's KAFKA_HEAP_OPTS and kafka-run-class.sh's KAFKA_JVM_PERFORMANCE_OPTS
-KAFKA_JVM = ["-Xmx1G", "-Xms1G", "-server", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20",
-             "-XX:InitiatingHeapOccupancyPercent=35", "-XX:+ExplicitGCInvokesConcurrent",
-             "-Djava.awt.headless=true"]
-KAFKA_DEFAULTS = {"num.io.threads": 8, "num.network.threads": 3,  # the broker's defaults
-                  "log.flush.offset.checkpoint.interval.ms": 60_000,
-                  "log.flush.start.offset.checkpoint.interval.ms": 60_000,
-                  "log.flush.scheduler.interval.ms": 9_223_372_036_854_775_807,
-                  "log.retention.check.interval.ms": 300_000, "log.cleaner.backoff.ms": 15_000}
 
 
 def _failures(failed: list[str]):
@@ -129,19 +121,8 @@ def create_topic(ck, config: dict, topic: str, partitions: int, mock: bool) -> N
     raise RuntimeError(f"topic {topic} was not created")
 
 
-def _java(tool: str, *args: str) -> str:
-    """A Kafka tool on a full JIT; its standard output."""
-    from kafka_jvm import jar_dir, main_class
-    out = subprocess.run(["java", "-Xmx1G", "-server", "-cp", f"{jar_dir()}/*",
-                          main_class(tool), *args], capture_output=True, text=True,
-                         timeout=600)
-    if out.returncode != 0:
-        raise RuntimeError(f"{tool} exited {out.returncode}: {out.stderr[-2000:]}")
-    return out.stdout
-
-
 def java_produce(bootstrap: str, topic: str, messages: int, size: int) -> float:
-    out = _java("kafka-producer-perf-test", "--topic", topic, "--num-records", str(messages),
+    out = run_tool("kafka-producer-perf-test", "--topic", topic, "--num-records", str(messages),
                 "--record-size", str(size), "--throughput", "-1", "--command-property",
                 f"bootstrap.servers={bootstrap}", "acks=all")
     last = [ln for ln in out.splitlines() if "records sent" in ln][-1]
@@ -149,7 +130,7 @@ def java_produce(bootstrap: str, topic: str, messages: int, size: int) -> float:
 
 
 def java_consume(bootstrap: str, topic: str, messages: int) -> float:
-    out = _java("kafka-consumer-perf-test", "--bootstrap-server", bootstrap, "--topic", topic,
+    out = run_tool("kafka-consumer-perf-test", "--bootstrap-server", bootstrap, "--topic", topic,
                 "--num-records", str(messages), "--group", f"perf-{topic}")
     lines = [ln for ln in out.splitlines() if ln.strip()]
     header = [h.strip() for h in lines[-2].split(",")]
@@ -170,26 +151,8 @@ def run_round(ck, target: str, bootstrap: str, client: str, args, size: int,
             consume(ck, config, topic, f"g-{topic}"))
 
 
-def start_kafka(root: Path):
-    from kafka_jvm import KafkaBroker, java_command
-
-    class DeployedKafka(KafkaBroker):
-        """The real broker as deployed: kafka-server-start.sh's JVM, default threads."""
-
-        def start(self, timeout: float = 120) -> "DeployedKafka":
-            config = self.write_config()
-            out = open(self.log_file, "ab")
-            cmd = java_command("kafka.Kafka", [config], self.version, log4j="log4j2.properties")
-            cmd = [cmd[0], *KAFKA_JVM, *[a for a in cmd[1:] if a.startswith("-Dlog4j")],
-                   "-cp", cmd[cmd.index("-cp") + 1], "kafka.Kafka", str(config)]
-            self.proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT,
-                                         stdin=subprocess.DEVNULL, start_new_session=True)
-            out.close()
-            self.wait_ready(timeout)
-            return self
-
-    kafka = DeployedKafka(log_dir=root / "kafka" / "logs", work_dir=root / "kafka",
-                          overrides=KAFKA_DEFAULTS)
+def start_kafka(root: Path) -> DeployedKafka:
+    kafka = DeployedKafka(log_dir=root / "kafka" / "logs", work_dir=root / "kafka")
     kafka.format()
     return kafka.start()
 
