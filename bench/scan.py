@@ -52,7 +52,6 @@ NEEDLE = "no such text"  # never matches: every value is searched in full
 
 def build_log_dir(root: Path, size_bytes: int, partitions: int, seed: int = 20261121) -> dict:
     """Write the log dir; returns its record and byte counts."""
-    from pylogctl.format.record_batch import RecordBatch
     from pylogctl.storage.log_config import LogConfig
     from pylogctl.storage.segment import LogSegment
 
@@ -73,7 +72,7 @@ def build_log_dir(root: Path, size_bytes: int, partitions: int, seed: int = 2026
             while size < per_segment:
                 data, next_ts, _, _ = producer_batch(rng, pool, offset, offset % (1 << 31), ts)
                 last = offset + RECORDS_PER_BATCH - 1
-                segment.append(last, RecordBatch(data).max_timestamp, last, data)
+                segment.append(last, data)
                 size += len(data)
                 offset, ts = last + 1, next_ts
                 records += RECORDS_PER_BATCH

@@ -64,6 +64,28 @@ def iter_batches(buf, start: int = 0, end: int | None = None,
         pos += size + LOG_OVERHEAD
 
 
+_OFFSET_AND_SIZE = struct.Struct(">qi")
+_INT32 = struct.Struct(">i")
+_INT64 = struct.Struct(">q")
+
+
+def batch_spans(buf) -> Iterator[tuple[int, int, int]]:
+    """``(size, last offset, max timestamp)`` of each batch of ``buf``, which holds complete,
+    already validated batches (an append): what ``LogSegment.append`` walks to place index
+    entries, read from the v2 header without building batch objects."""
+    pos, end = 0, len(buf)
+    while pos < end:
+        base_offset, length = _OFFSET_AND_SIZE.unpack_from(buf, pos)
+        if buf[pos + 16] == 2:
+            last_offset = base_offset + _INT32.unpack_from(buf, pos + 23)[0]
+            max_timestamp = _INT64.unpack_from(buf, pos + 35)[0]
+        else:
+            legacy = LegacyBatch(buf, pos)
+            last_offset, max_timestamp = legacy.last_offset, legacy.max_timestamp
+        yield length + LOG_OVERHEAD, last_offset, max_timestamp
+        pos += length + LOG_OVERHEAD
+
+
 def valid_bytes_end(buf, start: int = 0, end: int | None = None) -> int:
     """Byte position just past the last complete batch (raises on a corrupt size field)."""
     pos = start

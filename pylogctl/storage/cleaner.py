@@ -284,8 +284,7 @@ class Cleaner:
             stats.bytes_written += result.bytes_retained
             if out:
                 try:
-                    dest.append(result.max_offset, result.max_timestamp,
-                                result.shallow_offset_of_max_timestamp, out)
+                    dest.append(result.max_offset, out)
                 except LogSegmentOffsetOverflowError as exc:
                     raise LogCleaningError(
                         f"Segment {source.base_offset} holds offsets beyond its base offset + "

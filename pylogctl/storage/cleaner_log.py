@@ -60,8 +60,7 @@ class DrySegment:
         self.max_offset = -1
         self.txn_index = _CountingTxnIndex()
 
-    def append(self, largest_offset: int, largest_timestamp: int,
-               shallow_offset_of_max_timestamp: int, records: bytes | bytearray) -> None:
+    def append(self, largest_offset: int, records: bytes | bytearray) -> None:
         self.size += len(records)
         self.appends += 1
         self.max_offset = max(self.max_offset, largest_offset)

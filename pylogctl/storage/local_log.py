@@ -260,13 +260,10 @@ class LocalLog:
             active.on_become_inactive_segment()
         return self._new_segment(new_offset)
 
-    def append(self, last_offset: int, max_timestamp: int,
-               shallow_offset_of_max_timestamp: int,
-               records: bytes | bytearray | memoryview) -> None:
+    def append(self, last_offset: int, records: bytes | bytearray | memoryview) -> None:
         """``LocalLog.append``: validated batches onto the active segment; the log end offset
         moves right after the write."""
-        self.active_segment.append(last_offset, max_timestamp, shallow_offset_of_max_timestamp,
-                                   records)
+        self.active_segment.append(last_offset, records)
         self.log_end_offset = last_offset + 1
 
     def flush(self, offset: int | None = None) -> None:

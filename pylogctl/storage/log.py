@@ -466,7 +466,7 @@ class Log:
         for batch in batches:
             if batch.magic >= 2 and batch.partition_leader_epoch >= 0:
                 self.leader_epoch_cache.assign(batch.partition_leader_epoch, batch.base_offset)
-        self._write(records, last_offset, best.max_timestamp, best.last_offset, update)
+        self._write(records, last_offset, update)
         return AppendInfo(first_offset, last_offset, best.max_timestamp, len(records), rolled,
                           log_start_offset=self.log_start_offset)
 
@@ -508,8 +508,7 @@ class Log:
             # topic's timestamp type
             return AppendInfo(dup.first_offset, dup.last_offset, result.max_timestamp, 0, rolled,
                               dup.timestamp, self.log_start_offset, duplicate=True)
-        self._write(result.records, last_offset, result.max_timestamp,
-                    result.shallow_offset_of_max_timestamp, update)
+        self._write(result.records, last_offset, update)
         return AppendInfo(first_offset, last_offset, result.max_timestamp, size, rolled,
                           result.log_append_time, self.log_start_offset)
 
@@ -525,14 +524,12 @@ class Log:
         return rolled
 
     def _write(self, records: bytes | bytearray | memoryview, last_offset: int,
-               max_timestamp: int, shallow_offset_of_max_timestamp: int,
                update: ProducerStateUpdate) -> None:
         """Write validated batches to the active segment, then apply their producer state:
         the producers' new entries, the transactions their markers complete (aborted ones
         indexed in the ``.txnindex`` with the last stable offset of the moment), the map end
         offset; the log end offset moves right after the write, as in Kafka."""
-        self.local_log.append(last_offset, max_timestamp, shallow_offset_of_max_timestamp,
-                              records)
+        self.local_log.append(last_offset, records)
         segment = self.active_segment
         for info in update.updated_producers.values():
             self.producer_state.apply(info)

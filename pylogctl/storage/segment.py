@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..errors import CorruptRecordError, LogSegmentOffsetOverflowError
-from ..format.log_stream import AnyBatch
+from ..format.log_stream import AnyBatch, batch_spans
 from ..format.record import NO_TIMESTAMP
 from ..format.record_batch import MAGIC_OFFSET, RECORD_BATCH_OVERHEAD, RecordBatch
 from .fetch_data_info import FetchDataInfo
@@ -211,31 +211,29 @@ class LogSegment:
                 os.utime(path, ns=(ms * 1_000_000, ms * 1_000_000))
 
     # -- append -----------------------------------------------------------------------------
-    def append(self, largest_offset: int, largest_timestamp: int,
-               shallow_offset_of_max_timestamp: int,
-               records: bytes | bytearray | memoryview) -> None:
-        """Append complete batches; index them if the interval has passed since the last entry.
-
-        ``shallow_offset_of_max_timestamp`` is the last offset of the (first) batch holding
-        ``largest_timestamp``. The index entry maps ``largest_offset`` to where these bytes
-        start, so one entry covers the whole append.
-        """
-        size = len(records)
-        if size == 0:
+    def append(self, largest_offset: int, records: bytes | bytearray | memoryview) -> None:
+        """Append complete batches (Kafka's ``LogSegment.append``). Each batch is looked at in
+        turn: the first one to start once ``index.interval.bytes`` have gone by since the last
+        index entry gets one (its last offset, where it starts), so an append of many batches
+        (the cleaner's, a split's) indexes as densely as one batch at a time."""
+        if len(records) == 0:
             return
         position = self.size
-        if position == 0:
-            self._rolling_based_timestamp = largest_timestamp
+        first = position == 0
         self._ensure_offset_in_range(largest_offset)
         self.log.append(records)
-        if largest_timestamp > self.max_timestamp_so_far:
-            self._max_timestamp_and_offset = TimestampOffset(largest_timestamp,
-                                                             shallow_offset_of_max_timestamp)
-        if self._bytes_since_last_index_entry > self.index_interval_bytes:
-            self.offset_index.append(largest_offset, position)
-            self.time_index.maybe_append(*self._max_so_far())
-            self._bytes_since_last_index_entry = 0
-        self._bytes_since_last_index_entry += size
+        for size, last_offset, max_timestamp in batch_spans(records):
+            if first:
+                self._rolling_based_timestamp = max_timestamp
+                first = False
+            if max_timestamp > self.max_timestamp_so_far:
+                self._max_timestamp_and_offset = TimestampOffset(max_timestamp, last_offset)
+            if self._bytes_since_last_index_entry > self.index_interval_bytes:
+                self.offset_index.append(last_offset, position)
+                self.time_index.maybe_append(*self._max_so_far())
+                self._bytes_since_last_index_entry = 0
+            position += size
+            self._bytes_since_last_index_entry += size
 
     def append_from_file(self, records: FileRecords, start: int) -> int:
         """Copy batches from ``records`` (from byte ``start``) until one's offset would
@@ -256,18 +254,16 @@ class LogSegment:
 
     def _append_chunk_from_file(self, records: FileRecords, position: int, capacity: int) -> int:
         size = 0
-        max_ts, offset_of_max_ts, max_offset = -(2**63), -(2**63), -(2**63)
+        max_offset = -(2**63)
         for batch in records.batches(position):
             if not self.can_convert_to_relative_offset(batch.last_offset):
                 break
             if size and size + batch.size_in_bytes >= capacity:
                 break
-            if batch.max_timestamp > max_ts:
-                max_ts, offset_of_max_ts = batch.max_timestamp, batch.last_offset
             max_offset = batch.last_offset
             size += batch.size_in_bytes
         if size:
-            self.append(max_offset, max_ts, offset_of_max_ts, records.read(position, size))
+            self.append(max_offset, records.read(position, size))
         return size
 
     def update_txn_index(self, completed_txn: CompletedTxnLike, last_stable_offset: int) -> None:

@@ -19,7 +19,7 @@ def test_unclosed_segment_indexes_verify_cleanly(cli, tmp_path):
         ts = 1_700_000_000_000 + i * 10
         batch = build_batch([(ts, b"k%d" % j, b"value %d" % (offset + j)) for j in range(n)],
                             base_offset=offset)
-        seg.append(offset + n - 1, ts, offset + n - 1, batch)
+        seg.append(offset + n - 1, batch)
         offset += n
     seg.flush()  # flushed, not closed: the indexes stay preallocated
     index = tmp_path / "00000000000000000000.index"

@@ -19,15 +19,9 @@ def batch(base_offset: int, count: int = 3, timestamp: int = TS, value_size: int
 
 
 def append(segment: LogSegment, data: bytes) -> None:
-    """Append ``data`` (one or more batches) as one append, as a leader or follower would:
-    indexed by its largest offset, its time entry naming the last offset of the (first) batch
-    holding the max timestamp."""
+    """Append ``data`` (one or more batches) as one append, as a leader or follower would."""
     batches = list(iter_batches(data))
-    best = batches[0]
-    for b in batches:
-        if b.max_timestamp > best.max_timestamp:
-            best = b
-    segment.append(batches[-1].last_offset, best.max_timestamp, best.last_offset, data)
+    segment.append(batches[-1].last_offset, data)
 
 
 class FakeClock:

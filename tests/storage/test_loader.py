@@ -271,11 +271,11 @@ def _compact_first_two_segments(part: Path, stage: str) -> bytes:
     kept = []
     for base in (0, 30626):
         with FileRecords(part / f"{base:020d}.log") as records:
-            kept += [(b.last_offset, b.max_timestamp, b.raw_bytes())
+            kept += [(b.last_offset, b.raw_bytes())
                      for i, b in enumerate(records.batches()) if i % 2 == 0]
     cleaned = LogSegment.create(part, 0, CONFIG, file_suffix=".cleaned")
-    for last_offset, ts, raw in kept:
-        cleaned.append(last_offset, ts, last_offset, raw)
+    for last_offset, raw in kept:
+        cleaned.append(last_offset, raw)
     cleaned.on_become_inactive_segment()
     cleaned.flush()
     cleaned.close()

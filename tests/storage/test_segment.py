@@ -72,7 +72,7 @@ def test_append_indexes_when_more_than_the_interval_has_passed(tmp_path):
 
 def test_empty_append_does_nothing(tmp_path):
     with LogSegment.create(tmp_path, 0, SMALL) as segment:
-        segment.append(5, TS, 5, b"")
+        segment.append(5, b"")
         assert segment.size == 0 and segment.read_next_offset() == 0
 
 

@@ -20,6 +20,11 @@ differ, the segment's history explains it, and replaying that history through
   segment smaller than the buffer gets no offset-index entry, only the final time entry.
 * FOLLOWER: a follower appends a whole fetch response at once: one index entry per append,
   naming the append's last offset and the position of its first batch.
+
+The last three are ``LogSegment.append`` before Kafka 3.8, which wrote these corpora: one index
+entry per append, with the max timestamp and offset its caller computed. Since 3.8 it walks the
+appended batches and indexes each in turn (pylogctl's engine), so the replays use
+:func:`_append_before_3_8` on the engine's segment.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ from pylogctl.storage.log_config import LogConfig
 from pylogctl.storage.naming import offset_from_file
 from pylogctl.storage.offset_index import OffsetIndex
 from pylogctl.storage.segment import LogSegment
+from pylogctl.storage.time_index import TimestampOffset
 
 KAFKA_DEFAULTS = LogConfig()  # index.interval.bytes 4096, segment.index.bytes 10 MiB
 CLEAN_DIRS = ("smartassets-connect", "yuanliubei-src")
@@ -133,6 +139,23 @@ def _appends(log: Path, groups: list[tuple[int, int]] | None = None,
     return out
 
 
+def _append_before_3_8(segment: LogSegment, a: _Append) -> None:
+    """Kafka 3.7's ``LogSegment.append(largestOffset, largestTimestampMs,
+    shallowOffsetOfMaxTimestamp, records)``: one entry for the whole append, at its start."""
+    position = segment.size
+    if position == 0:
+        segment._rolling_based_timestamp = a.max_timestamp
+    segment.log.append(a.data)
+    if a.max_timestamp > segment.max_timestamp_so_far:
+        segment._max_timestamp_and_offset = TimestampOffset(a.max_timestamp, a.shallow_offset)
+    if segment._bytes_since_last_index_entry > segment.index_interval_bytes:
+        segment.offset_index.append(a.last_offset, position)
+        segment.time_index.maybe_append(segment.max_timestamp_so_far,
+                                        segment.shallow_offset_of_max_timestamp_so_far)
+        segment._bytes_since_last_index_entry = 0
+    segment._bytes_since_last_index_entry += len(a.data)
+
+
 def _replay(log: Path, directory: Path, history: History, active: bool) -> tuple[bytes, bytes]:
     base = offset_from_file(log)
     directory.mkdir(parents=True)
@@ -151,7 +174,7 @@ def _replay(log: Path, directory: Path, history: History, active: bool) -> tuple
             segment.close()
             segment = LogSegment.open(directory, base, KAFKA_DEFAULTS)
             segment.resize_indexes(KAFKA_DEFAULTS.segment_index_bytes)
-        segment.append(a.last_offset, a.max_timestamp, a.shallow_offset, a.data)
+        _append_before_3_8(segment, a)
     if not active:
         segment.on_become_inactive_segment()  # rolled
     segment.close()
@@ -208,7 +231,7 @@ def test_follower_written_indexes_are_one_entry_per_multi_batch_append(corpus, t
         directory.mkdir()
         with LogSegment.create(directory, offset_from_file(log), KAFKA_DEFAULTS) as segment:
             for a in appends:
-                segment.append(a.last_offset, a.max_timestamp, a.shallow_offset, a.data)
+                _append_before_3_8(segment, a)
             segment.on_become_inactive_segment()
         assert _index_bytes(directory, log) == _kafka_index_bytes(log), log
 

@@ -148,8 +148,8 @@ def test_the_step_is_plain_data_and_one_line(tmp_path):
 def test_split_indexes_are_the_ones_kafkas_append_from_file_writes(corpus, tmp_path):
     """Real 0.10.1 messages (xpx-2016), re-offset as a cleaner grouping segments across 2^31
     would have left them (the offset is outside the CRC). After a clean shutdown nothing is
-    recovered, so the split's own indexes stay: appends of up to 1 MiB, the first never
-    indexed, the time index closed with the max timestamp."""
+    recovered, so the split's own indexes stay: appends of up to 1 MiB, indexed batch by batch,
+    the time index closed with the max timestamp."""
     log_dir, part = copy_partition(corpus, "xpx-2016", "TEST-TOPIC-0", tmp_path)
     (log_dir / ".kafka_cleanshutdown").write_bytes(b"")
     log = part / "00000000000000000000.log"
@@ -178,23 +178,23 @@ def test_split_indexes_are_the_ones_kafkas_append_from_file_writes(corpus, tmp_p
 
 def kafka_split_index(sizes: list[int], last_offsets: list[int]) -> list[tuple[int, int]]:
     """The offset index ``LogSegment.appendFromFile`` leaves for batches of these sizes (all in
-    range), from Kafka's code: each append takes batches while the bytes so far plus the next
-    batch stay below the read buffer's capacity (1 MiB, grown to a larger first batch and kept
-    so), and every append after the first is indexed (interval 1000 bytes) with its last
-    offset at its start position."""
-    entries, capacity, i, position = [], 1024 * 1024, 0, 0
-    while i < len(sizes):
-        size, j = sizes[i], i + 1
-        while j < len(sizes) and size + sizes[j] < capacity:
-            size, j = size + sizes[j], j + 1
-        if position:
-            entries.append((last_offsets[j - 1], position))
-        capacity = max(capacity, size)
-        position, i = position + size, j
+    range), from Kafka 4.4's code: however the batches are grouped into appends (read buffers
+    of 1 MiB), ``append`` walks them one by one and indexes each batch that starts once more
+    than ``index.interval.bytes`` (1000 here) have been written since the last entry, with its
+    last offset at its start position."""
+    entries, since, position = [], 0, 0
+    for size, last_offset in zip(sizes, last_offsets):
+        if since > 1000:
+            entries.append((last_offset, position))
+            since = 0
+        position += size
+        since += size
     return entries
 
 
-def test_a_batch_above_1_mib_grows_the_append_buffer_as_in_kafka(tmp_path):
+def test_a_batch_above_1_mib_is_split_whole_and_indexed_batch_by_batch(tmp_path):
+    """A batch larger than the 1 MiB read buffer is copied in one append (the buffer grows to
+    hold it), and the batches after it are indexed one by one, as Kafka 4.4's append does."""
     big = legacy_message(0, 1, None, b"B" * (3 * 1024 * 1024 // 2), TS)
     small = [legacy_message(i, 1, None, bytes([i]) * 100_000, TS + i) for i in range(1, 40)]
     data = big + b"".join(small) + legacy_message(SPAN, 1, None, b"x", TS + 50)
@@ -203,7 +203,7 @@ def test_a_batch_above_1_mib_grows_the_append_buffer_as_in_kafka(tmp_path):
     assert steps_of(plan, SplitSegment) and not steps_of(plan, RecoverSegment)
     assert again.is_empty
     expected = kafka_split_index([len(big)] + [len(m) for m in small], list(range(40)))
-    assert expected[0][0] > 1 + 1024 * 1024 // len(small[0])  # more than 1 MiB after the big one
+    assert expected[0] == (1, len(big))  # the first batch after the big one starts an entry
     with OffsetIndex(part / "00000000000000000000.index", 0) as index:
         assert [tuple(index.entry(n)) for n in range(len(index))] == expected
 
