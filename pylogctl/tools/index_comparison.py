@@ -94,13 +94,16 @@ def compare_index(kind: IndexKind, existing: str, rebuilt: str, base_offset: int
     except PylogctlError as exc:  # an unknown .txnindex entry version
         return IndexComparison(kind, "different", whole, count, None, "corrupt", exc.message)
     difference = _first_difference(old_entries, new_entries)
-    if preallocated and zeros is not None and old_entries[:zeros] == new_entries[:zeros] \
-            and len(new_entries) <= zeros + 1:
+    # entry 0 counts as real unless the whole file is zeros (a metadata log that never
+    # reached index.interval.bytes)
+    real = zeros if zeros is not None and old.strip(b"\0") else 0
+    if preallocated and zeros is not None and old_entries[:real] == new_entries[:real] \
+            and len(new_entries) <= real + 1:
         # the rebuilt time index may end with the segment's largest timestamp, an entry a log
         # appends only when it closes the segment
         return IndexComparison(kind, "different", whole, count, difference, "benign",
-                               f"the same first {min(zeros, len(new_entries))} entries, then "
-                               f"the zero-filled preallocated tail the raft layer keeps on the "
+                               f"{f'the same first {real} entries, then' if real else 'only'}"
+                               f" the zero-filled preallocated tail the raft layer keeps on the "
                                f"metadata log's active segment even after a clean stop (Kafka "
                                f"recovers that log from offset 0, rebuilding its indexes, at "
                                f"every start)")

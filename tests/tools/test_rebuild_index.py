@@ -363,3 +363,20 @@ def test_an_interrupted_run_is_finished_by_a_rerun(tmp_path, monkeypatch):
             (part / p.name.replace(".log", ".index")).write_bytes(b"\0" * 8)
         assert tree_state(part).keys() == damaged.keys()
     assert crash_at >= 6  # backups and index files: every rename was a crash point
+
+
+def test_a_small_metadata_log_with_only_preallocated_indexes_is_benign(tmp_path):
+    """A cleanly stopped Kafka 4.4 whose metadata log never reached index.interval.bytes leaves
+    both active indexes all zeros at their preallocated size (10 MiB): no entry is real, and
+    nothing is corrupt."""
+    part = tmp_path / "logs" / "__cluster_metadata-0"
+    part.mkdir(parents=True)
+    (part / log_filename(0)).write_bytes(build_batch([(1_700_000_000_000, None, b"v")]))
+    (part / "00000000000000000000.index").write_bytes(b"\0" * (10 * 1024 * 1024))
+    (part / "00000000000000000000.timeindex").write_bytes(b"\0" * (10 * 1024 * 1024 // 12 * 12))
+    (segment,) = run([tmp_path / "logs"])
+    verdicts = {r.comparison.kind: r.comparison.verdict for r in segment.indexes
+                if r.comparison.kind != "txn-index"}  # none: no transactions, none written
+    assert verdicts == {"offset-index": "benign", "time-index": "benign"}
+    assert all("only the zero-filled preallocated tail" in r.comparison.explanation
+               for r in segment.indexes if r.comparison.kind != "txn-index")
