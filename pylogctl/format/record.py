@@ -36,7 +36,11 @@ _TS_NAMES = {
 
 
 class Header(NamedTuple):
-    """A record header: a UTF-8 key and a nullable byte value."""
+    """A record header: a UTF-8 key and a nullable byte value.
+
+    The C accelerator builds instances as ``tuple.__new__`` does, without calling the class
+    (``register_classes`` in ``_speedups.c``); it stops doing so if the class changes shape.
+    """
 
     key: str
     value: bytes | None
@@ -47,6 +51,12 @@ class Record:
 
     ``sequence`` is the producer sequence (baseSequence + offsetDelta, or -1). Legacy messages
     are :class:`LegacyRecord` instances, which add their own CRC.
+
+    The C accelerator builds instances without calling the class (``register_classes`` in
+    ``_speedups.c``): it stores each slot what ``__init__`` would. So ``__init__`` must stay a
+    plain assignment of its arguments, in ``__slots__`` order; a change of the slots, or of
+    ``__init__`` at run time, makes the C side call the class instead, but a new ``__init__``
+    written here must be mirrored there.
     """
 
     __slots__ = ("offset", "timestamp", "key", "value", "headers", "sequence", "attributes")

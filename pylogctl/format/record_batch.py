@@ -62,6 +62,11 @@ class RecordBatch:
 
     Header fields are parsed eagerly (one ``struct`` call); the CRC and the records are only
     computed when asked for, so a shallow scan costs one unpack per batch.
+
+    With the C accelerator, ``FileRecords.batches()`` builds these objects in C without calling
+    the class (``scan_batches``, ``register_classes`` in ``_speedups.c``), storing each slot
+    what ``__init__`` stores, and may fill ``_valid`` ahead: keep ``__init__`` a plain unpack
+    into ``__slots__`` (in that order), or change the C side with it.
     """
 
     __slots__ = ("base_offset", "length", "partition_leader_epoch", "magic", "crc", "attributes",
@@ -127,20 +132,32 @@ class RecordBatch:
 
     # -- validation -------------------------------------------------------------------------
     def compute_crc(self) -> int:
+        start = self.position + ATTRIBUTES_OFFSET
         end = self.position + LOG_OVERHEAD + self.length
+        if _c_crc_range is not None and start >= 0 and end >= 0:
+            return _c_crc_range(self._buf, start, end)  # the slice below, without making it
         buf = self._buf
         if isinstance(buf, memoryview):  # slicing a view copies nothing
-            return crc32c(buf[self.position + ATTRIBUTES_OFFSET:end])
+            return crc32c(buf[start:end])
         with memoryview(buf) as view:
-            return crc32c(view[self.position + ATTRIBUTES_OFFSET:end])
+            return crc32c(view[start:end])
 
     @property
     def is_valid(self) -> bool:
         """Kafka's ``isValid``: big enough for a header and the stored CRC-32C matches."""
-        if self._valid is None:
-            self._valid = (self.size_in_bytes >= RECORD_BATCH_OVERHEAD
-                           and self.crc == self.compute_crc())
-        return self._valid
+        valid = self._valid
+        if valid is None:
+            # compute_crc inlined for the usual case: a shallow scan asks this of every batch
+            pos = self.position
+            if self.length + LOG_OVERHEAD < RECORD_BATCH_OVERHEAD:
+                valid = False
+            elif _c_crc_range is not None and pos >= 0:
+                valid = self.crc == _c_crc_range(self._buf, pos + ATTRIBUTES_OFFSET,
+                                                 pos + LOG_OVERHEAD + self.length)
+            else:
+                valid = self.crc == self.compute_crc()
+            self._valid = valid
+        return valid
 
     def ensure_valid(self) -> None:
         # attributes and the cached verdict first: recovery calls this once per batch
@@ -160,9 +177,20 @@ class RecordBatch:
 
     def records(self) -> list[Record]:
         """Decode every record (decompressing if needed), with absolute offsets and timestamps."""
+        if _c_batch_records is not None:
+            # uncompressed: the C decoder reads the record area where it is (the mmap), as
+            # decode_records would read a copy of it, and reads this batch's fields itself
+            try:
+                out = _c_batch_records(self, Record, Header)
+            except PylogctlError as exc:
+                exc.position = (self.position if exc.position is None
+                                else exc.position + self.position + RECORD_BATCH_OVERHEAD)
+                raise
+            if out is not NotImplemented:
+                return out
+        lat = self.max_timestamp if self.attributes & TIMESTAMP_TYPE_FLAG else None
         data, at = self._record_area()
         try:
-            lat = self.max_timestamp if self.attributes & TIMESTAMP_TYPE_FLAG else None
             return decode_records(data, self.records_count, self.base_offset,
                                   self.base_timestamp, self.base_sequence, lat)
         except PylogctlError as exc:
@@ -395,13 +423,23 @@ def decode_records_py(data: bytes, count: int, base_offset: int, base_timestamp:
 # The C accelerator (pylogctl/format/_speedups.c, an optional extension built by setup.py):
 # same records, same errors, several times faster. PYLOGCTL_NO_SPEEDUPS=1 keeps the pure-Python
 # decoder, e.g. to compare the two or to rule the extension out when chasing a bug.
+#
+# It builds Record, Header and RecordBatch objects without calling the classes (see
+# register_classes in _speedups.c): the classes registered here, as long as their layout is the
+# one it checks. Their constructors must stay plain slot assignments (record.py says so).
 try:
+    from ._speedups import crc32c_range as _c_crc_range
+    from ._speedups import batch_records as _c_batch_records
     from ._speedups import decode_records as _c_decode
+    from ._speedups import register_classes as _c_register
     from ._speedups import summarize_records as _c_summarize
 except ImportError:  # not built (no compiler at install time): pure Python it is
-    _c_decode = _c_summarize = None
+    _c_decode = _c_batch_records = _c_summarize = _c_crc_range = _c_register = None
 if os.environ.get("PYLOGCTL_NO_SPEEDUPS", "") not in ("", "0"):
-    _c_decode = _c_summarize = None
+    _c_decode = _c_batch_records = _c_summarize = _c_crc_range = _c_register = None
+# (record, header, batch): whether each class is built by the C loops, else called
+C_BUILDS = (False, False, False) if _c_register is None else _c_register(Record, Header,
+                                                                          RecordBatch)
 
 
 if _c_decode is not None:
