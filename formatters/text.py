@@ -12,21 +12,11 @@ table, as ``--output table`` prints it when piped.
 
 from __future__ import annotations
 
-from typing import Any, Callable, TextIO
+import importlib
+from typing import Any, Callable, Optional, TextIO
 
 from pylogctl.format import jackson
 from . import Content, Section, sections_of
-from .consumer_groups_text import SECTION_RENDERERS as GROUP_RENDERERS
-from .share_groups_text import SECTION_RENDERERS as SHARE_GROUP_RENDERERS
-from .streams_groups_text import SECTION_RENDERERS as STREAMS_GROUP_RENDERERS
-from .config_text import render_topic_config
-from .compact_text import render_compact
-from .log_dir_table import render_log_dir_summary
-from .rebuild_index_text import render_rebuild_index
-from .recover_text import render_recover
-from .retention_text import render_retention
-from .table import TableFormatter, TableSection
-from .truncate_text import render_truncate
 
 _compact = jackson.dumps  # decoder JSON must match Kafka's (Jackson's) byte for byte
 
@@ -205,7 +195,9 @@ def render_metadata(section: Section, out: TextIO) -> None:
         w(f"{section.header['file']} is empty.\n")
 
 
-RENDERERS: dict[str, Callable[[Section, TextIO], None]] = {
+Renderer = Callable[[Section, TextIO], None]
+
+RENDERERS: dict[str, Renderer] = {
     **{kind: render_metadata for kind in ("offset-checkpoint", "leader-epoch-checkpoint",
                                           "partition-metadata", "meta-properties",
                                           "quorum-state", "clean-shutdown")},
@@ -215,27 +207,52 @@ RENDERERS: dict[str, Callable[[Section, TextIO], None]] = {
     "unknown": render_unknown,
     "offset-index": render_offset_index,
     "time-index": render_time_index,
-    "log-dir-summary": render_log_dir_summary,
-    "rebuild-index": render_rebuild_index,
-    "recover": render_recover,
-    "truncate": render_truncate,
-    "compact": render_compact,
-    "topic-config": render_topic_config,
-    "retention": render_retention,
-    **GROUP_RENDERERS,
-    **SHARE_GROUP_RENDERERS,
-    **STREAMS_GROUP_RENDERERS,
 }
+
+# The other commands' sections: kind -> (module of this package, its renderer or its
+# SECTION_RENDERERS table), imported when such a section comes, so that a dump does not load
+# every command's renderers (start-up time).
+_ELSEWHERE: dict[str, tuple[str, str]] = {
+    "log-dir-summary": ("log_dir_table", "render_log_dir_summary"),
+    "rebuild-index": ("rebuild_index_text", "render_rebuild_index"),
+    "recover": ("recover_text", "render_recover"),
+    "truncate": ("truncate_text", "render_truncate"),
+    "compact": ("compact_text", "render_compact"),
+    "topic-config": ("config_text", "render_topic_config"),
+    "retention": ("retention_text", "render_retention"),
+    **{kind: (module, "SECTION_RENDERERS")
+       for module, kinds in (
+           ("consumer_groups_text", ("group-list", "group-describe", "group-reset",
+                                     "group-delete", "group-delete-offsets")),
+           ("share_groups_text", ("share-group-list", "share-group-describe")),
+           ("streams_groups_text", ("streams-group-list", "streams-group-describe")))
+       for kind in kinds},
+}
+
+
+def renderer(kind: str) -> Optional[Renderer]:
+    """The text renderer of ``kind`` sections, None for kinds without a Kafka form."""
+    render = RENDERERS.get(kind)
+    if render is None and kind in _ELSEWHERE:
+        module, name = _ELSEWHERE[kind]
+        found = getattr(importlib.import_module(f".{module}", __package__), name)
+        render = RENDERERS[kind] = found[kind] if isinstance(found, dict) else found
+    return render
 
 
 class TextFormatter:
     def write(self, content: Content, out: TextIO) -> None:
-        tables = TableFormatter(rich=False)
+        tables = None
         for section in sections_of(content):
-            render = RENDERERS.get(section.kind)
+            render = renderer(section.kind)
             if render is not None:
                 render(section, out)
-            elif isinstance(section, TableSection):
+                continue
+            from .table import TableFormatter, TableSection
+
+            if isinstance(section, TableSection):
+                if tables is None:
+                    tables = TableFormatter(rich=False)
                 tables.write_one(section, out)
             else:
                 raise ValueError(f"no text renderer for {section.kind!r} sections")

@@ -1,20 +1,25 @@
-"""The ``pylogctl`` command: the Typer app, global options and the error boundary.
+"""The ``pylogctl`` command: the console script's entry point and the error boundary.
 
 Every failure ends as one line on stderr and a documented exit code; ``--debug`` shows the
 traceback instead.
+
+Start-up time is most of what a quick command costs, so this module imports almost nothing:
+the Typer app (``app``, in :mod:`.root`) is built on first use, a subcommand's module is
+imported only when that subcommand runs (``COMMANDS``), and ``pylogctl --version`` answers
+without loading typer at all.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
-from typing import Optional
-
-import typer
 
 from .. import __version__
-from ..errors import ExitCode, PylogctlError
-from .output import silence_stdout
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (start-up time)
+if TYPE_CHECKING:
+    import typer
 
 EXIT_CODES_HELP = (
     "Exit codes: 0 success; 1 data problem found (invalid bytes, CRC mismatch, corrupt "
@@ -23,28 +28,37 @@ EXIT_CODES_HELP = (
     "70 internal error (a bug: rerun with --debug); 130 interrupted; 141 output pipe closed."
 )
 
-app = typer.Typer(
-    name="pylogctl",
-    help="Inspect and repair Apache Kafka log directories offline.\n\n" + EXIT_CODES_HELP,
-    rich_markup_mode="rich",
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    add_completion=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
+# Every subcommand and the module of this package that registers it on ``app``, in the order
+# of ``pylogctl --help`` (tests/cli/test_cli_startup.py checks this against the modules).
+COMMANDS = {
+    "config": "config",
+    "compact": "compact",
+    "consumer-groups": "consumer_groups",
+    "dump-segment": "dump_segment",
+    "rebuild-index": "rebuild_index",
+    "recover": "recover",
+    "retention": "retention",
+    "sample": "sample",
+    "scan": "scan",
+    "share-groups": "share_groups",
+    "stats": "stats",
+    "streams-groups": "streams_groups",
+    "truncate": "truncate",
+    "broker": "broker",
+}
 
-_debug = False
+_debug = False  # set by the root callback (--debug, PYLOGCTL_DEBUG)
 
 # Options whose value may be left out, as Kafka's tools declare some with joptsimple's
-# ``withOptionalArg()`` (kafka-dump-log's --key-decoder-class): given bare -- last, or followed
-# by another option -- they take the default registered here. Click has no such options, so the
-# command line is completed before it parses it.
-_OPTIONAL_VALUES: dict[str, str] = {}
-
-
-def optional_value(flag: str, default: str) -> None:
-    """Let ``flag`` be given without its value, meaning ``default``."""
-    _OPTIONAL_VALUES[flag] = default
+# ``withOptionalArg()``: given bare -- last, or followed by another option -- they take the
+# default here. Click has no such options, so the command line is completed before it parses
+# it, before any subcommand's module is loaded: hence declared here, not by the subcommands.
+_OPTIONAL_VALUES: dict[str, str] = {
+    # kafka-dump-log's decoder classes (dump-segment): StringDecoder when bare
+    # (tools.decoders.DEFAULT_DECODER_CLASS; tests/cli/test_cli_startup.py checks they agree)
+    "--key-decoder-class": "org.apache.kafka.tools.api.StringDecoder",
+    "--value-decoder-class": "org.apache.kafka.tools.api.StringDecoder",
+}
 
 
 def _fill_optional_values(args: list[str]) -> list[str]:
@@ -59,64 +73,72 @@ def _fill_optional_values(args: list[str]) -> list[str]:
     return out
 
 
-def _version(value: bool) -> None:
-    if value:
-        typer.echo(f"pylogctl {__version__}")
-        raise typer.Exit()
+def __getattr__(name: str) -> typer.Typer:
+    # ``app``: the Typer app, built when first asked for (the subcommand modules' ``from .app
+    # import app``, tests, the docs generator), not when the console script imports main
+    if name == "app":
+        from .root import app
+
+        return app
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def _no_color(value: bool) -> None:
-    # eager, so that help given after it (``pylogctl --no-color scan --help``) is plain too
-    if value:
-        from ..formatters.color import disable_color
+def _version_only() -> None:
+    """``pylogctl --version`` as typer runs it -- the eager option's ``echo`` then exit 0, a
+    closed pipe exit 1 and nothing on stderr, other write errors left to :func:`main` -- but
+    without importing typer and click, most of the CLI's start-up time."""
+    out = sys.stdout
+    if out is not None:  # no stdout at all (``>&-``): click's echo writes nothing
+        try:
+            out.write(f"pylogctl {__version__}\n")
+            out.flush()
+        except OSError as exc:
+            if exc.errno != errno.EPIPE:
+                raise
+            from .output import silence_stdout
 
-        disable_color()
-
-
-@app.callback()
-def _root(
-    version: Optional[bool] = typer.Option(None, "--version", callback=_version, is_eager=True,
-                                           help="Show the version and exit."),
-    debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors."),
-    no_color: bool = typer.Option(False, "--no-color", callback=_no_color, is_eager=True,
-                                  help="Plain output: no colour, no rich tables, even on a "
-                                  "terminal (as NO_COLOR=1 or TERM=dumb)."),
-) -> None:
-    global _debug
-    _debug = debug or bool(os.environ.get("PYLOGCTL_DEBUG"))
-
-
-def _register() -> None:
-    # each module adds its command to ``app``
-    from . import (broker, compact, config, consumer_groups, dump_segment,  # noqa: F401
-                   rebuild_index, recover, retention, sample, scan, share_groups, stats,
-                   streams_groups, truncate)
-
-
-_register()
+            silence_stdout()
+            sys.exit(1)
+        except KeyboardInterrupt:  # typer's main: 130, without a message
+            sys.exit(130)
+    sys.exit(0)
 
 
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: run the app and map every failure to an exit code."""
     args = _fill_optional_values(list(sys.argv[1:] if argv is None else argv))
     try:
+        # typer answers shell-completion requests first (add_completion=False notwithstanding)
+        if args == ["--version"] and not os.environ.get("_PYLOGCTL_COMPLETE"):
+            _version_only()
+        from .root import app
+
         app(args=args, prog_name="pylogctl", standalone_mode=True)
     except SystemExit:
         raise
-    except PylogctlError as exc:
+    except BaseException as exc:
+        _exit_for(exc)
+        raise  # --debug (or not ours to handle): the traceback
+
+
+def _exit_for(exc: BaseException) -> None:
+    """Exit with ``exc``'s line on stderr and its exit code; return if it is to propagate."""
+    from ..errors import ExitCode, PylogctlError
+
+    if isinstance(exc, PylogctlError):
         if _debug:
-            raise
+            return
         print(f"pylogctl: {exc}", file=sys.stderr)
         sys.exit(exc.exit_code)
-    except BrokenPipeError:
+    if isinstance(exc, BrokenPipeError):
+        from .output import silence_stdout
+
         silence_stdout()
         sys.exit(ExitCode.BROKEN_PIPE)
-    except KeyboardInterrupt:
+    if isinstance(exc, KeyboardInterrupt):
         print("pylogctl: interrupted", file=sys.stderr)
         sys.exit(ExitCode.INTERRUPTED)
-    except Exception as exc:  # the last line of defence: never a bare traceback
-        if _debug:
-            raise
+    if isinstance(exc, Exception) and not _debug:  # the last line of defence
         print(f"pylogctl: internal error: {type(exc).__name__}: {exc} "
               f"(rerun with --debug for the traceback)", file=sys.stderr)
         sys.exit(ExitCode.INTERNAL)

@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, Callable, Iterator, List, Optional
 import typer
 
 from ..errors import ExitCode, PylogctlError, UsageError
-from ..tools.decoders import DECODER_NAMES, DEFAULT_DECODER_CLASS, decoder_for_class
+from ..tools.decoders import DECODER_NAMES, decoder_for_class
 from ..tools.dump_options import (DEFAULT_MAX_BYTES, DEFAULT_MAX_MESSAGE_SIZE, DumpOptions,
                                   IndexDumpOptions)
-from .app import EXIT_CODES_HELP, app, optional_value
+from .app import EXIT_CODES_HELP, app
 
 if TYPE_CHECKING:  # the dump machinery loads when the command runs (start-up time)
     from ..tools.dump_files import AnyDump
@@ -26,11 +26,9 @@ def _decoder_option(flag: str, what: str):
                         metavar="NAME")
 
 
-# kafka-dump-log's spelling: a Kafka decoder class, its value optional (StringDecoder)
-for _flag in ("--key-decoder-class", "--value-decoder-class"):
-    optional_value(_flag, DEFAULT_DECODER_CLASS)
-
-
+# kafka-dump-log's spelling: a Kafka decoder class, its value optional (StringDecoder, given
+# bare: app._OPTIONAL_VALUES, declared there so the command line is completed before this
+# module loads)
 def _decoder_class_option(flag: str, what: str, same_as: str):
     return typer.Option(None, flag, metavar="[CLASS]", help=(
         f"Kafka's spelling of {same_as}, so runbooks run unchanged: Kafka's decoder class for "

@@ -43,9 +43,18 @@ def run_forked(main, args: list[str]) -> dict:
 
 
 def main(argv: list[str]) -> int:
-    from pylogctl.cli.app import main as pylogctl_main
+    import typer.main
 
-    for args in json.loads(argv[0]):
+    from pylogctl.cli.app import main as pylogctl_main
+    from pylogctl.cli.root import app
+
+    batch = json.loads(argv[0])
+    # the CLI loads a subcommand's module when it runs: load the batch's here, once
+    group = typer.main.get_command(app)
+    for args in batch:
+        if args and not args[0].startswith("-"):
+            group.get_command(None, args[0])  # type: ignore[attr-defined]
+    for args in batch:
         result = run_forked(pylogctl_main, args)
         print(json.dumps(result), flush=True)
     return 0
