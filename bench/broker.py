@@ -7,13 +7,18 @@ Usage::
 
     python bench/broker.py [--messages 300000] [--sizes 100,1024] [--partitions 4]
                            [--repeat 3] [--clients librdkafka,java] [--no-kafka]
+                           [--max-mib 512] [--plot bench/broker-throughput.png]
                            [--dir /tmp/pylogctl-bench-broker] [--keep]
+
+    # the README's plot: throughput over value sizes
+    python bench/broker.py --sizes 100,1024,10240,102400 --plot bench/broker-throughput.png
 
 For each value size, client and round, on every target: a producer (acks=all, no
 compression; librdkafka with ``linger.ms`` 5, the Java producer with its defaults) sends
-``--messages`` records and flushes; then a new group member reads them all back, timed from
-its first record (librdkafka) or by the tool's own fetch time (``fetch.nMsg.sec``: the group
-join is not the broker's throughput). Topics are created before the clock starts, with
+``--messages`` records (fewer for large values: at most ``--max-mib`` MiB of values) and
+flushes; then a new group member reads them all back, timed from its first record
+(librdkafka) or by the tool's own fetch time (``fetch.nMsg.sec``: the group join is not the
+broker's throughput). Topics are created before the clock starts, with
 ``--partitions`` partitions everywhere.
 
 Both brokers run as they are deployed, in their own process, on log dirs under ``--dir``
@@ -22,11 +27,14 @@ options of ``kafka-server-start.sh`` (1 GiB heap, G1) and the broker's default t
 The Java tools run with a full JIT (not the test suite's quick-start flags). Prints msgs/s and
 MB/s (value bytes), and the ratios pylogctl/Kafka (target: at least 1.0) and pylogctl/mock,
 best of ``--repeat``; never fails on a timing. The log dirs are deleted unless ``--keep``.
+``--plot`` draws MB/s over value size, pylogctl against Kafka, per client and direction
+(matplotlib: the ``bench`` extra).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import re
 import shutil
@@ -138,16 +146,52 @@ def java_consume(bootstrap: str, topic: str, messages: int) -> float:
     return float(values[header.index("fetch.nMsg.sec")])
 
 
+def messages_for(args, size: int) -> int:
+    """``--messages``, or fewer for large values: at most ``--max-mib`` of values a round."""
+    return max(1000, min(args.messages, args.max_mib * 2**20 // size))
+
+
+def plot(results: dict, sizes: list[int], path: Path, title: str) -> None:
+    """Throughput (MB/s of values) over value size, pylogctl against Kafka, one panel per
+    direction, one line per broker and client."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, panels = plt.subplots(1, 2, figsize=(11, 4.5), sharex=True)
+    styles = {"pylogctl": "-", "kafka": "--"}  # the mock's figures are not a broker's
+    markers = {"librdkafka": "o", "java": "s"}
+    for i, (panel, what) in enumerate(zip(panels, ("produce", "consume"))):
+        for (target, client) in sorted({(t, c) for (_, c, t) in results if t != "mock"}):
+            points = [(size, results[(size, client, target)][i] * size / 1e6)
+                      for size in sizes if (size, client, target) in results]
+            if points:
+                xs, ys = zip(*points)
+                panel.plot(xs, ys, styles.get(target, "-"), marker=markers.get(client, "o"),
+                           label=f"{target}, {client}")
+        panel.set_xscale("log")
+        panel.set_xticks(sizes, [f"{s} B" if s < 1024 else f"{s // 1024} KiB" for s in sizes])
+        panel.set_xlabel("value size")
+        panel.set_ylabel("MB/s of values")
+        panel.set_title(what)
+        panel.grid(True, alpha=0.3)
+    panels[0].legend(fontsize=8)
+    figure.suptitle(title, fontsize=10)
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+
+
 def run_round(ck, target: str, bootstrap: str, client: str, args, size: int,
               round_: int) -> tuple[float, float]:
     """Produce and consume rates (records/s) of one round."""
     config = {"bootstrap.servers": bootstrap}
     topic = f"bench-{client}-{size}-{round_}"
     create_topic(ck, config, topic, args.partitions, target == "mock")
+    messages = messages_for(args, size)
     if client == "java":
-        return (java_produce(bootstrap, topic, args.messages, size),
-                java_consume(bootstrap, topic, args.messages))
-    return (produce(ck, config, topic, args.messages, size),
+        return (java_produce(bootstrap, topic, messages, size),
+                java_consume(bootstrap, topic, messages))
+    return (produce(ck, config, topic, messages, size),
             consume(ck, config, topic, f"g-{topic}"))
 
 
@@ -161,6 +205,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--messages", type=int, default=300_000)
     parser.add_argument("--sizes", default="100,1024")
+    parser.add_argument("--max-mib", type=int, default=512,
+                        help="fewer messages for large values: at most this many MiB a round")
+    parser.add_argument("--plot", type=Path,
+                        help="write a PNG of throughput over value sizes (needs matplotlib)")
     parser.add_argument("--partitions", type=int, default=MOCK_PARTITIONS)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--clients", default="librdkafka,java")
@@ -192,6 +240,7 @@ def main() -> None:
     ours = BrokerProcess(args.dir / "logs", "--num-partitions", str(args.partitions)).start()
     targets["pylogctl"] = ours.bootstrap
     kafka = start_kafka(args.dir) if use_kafka else None
+    results: dict[tuple[int, str, str], tuple[float, float]] = {}
     if kafka is not None:
         targets["kafka"] = kafka.bootstrap
     try:
@@ -205,6 +254,7 @@ def main() -> None:
                         p, c = run_round(ck, name, bootstrap, client, args, size, round_)
                         old = best.get(name, (0.0, 0.0))
                         best[name] = (max(old[0], p), max(old[1], c))
+                results.update({(size, client, name): rates for name, rates in best.items()})
                 print(f"\nvalue size {size} B, {client} client")
                 for i, what in enumerate(("produce", "consume")):
                     for name, rates in best.items():
@@ -214,6 +264,12 @@ def main() -> None:
                         if anchor in best:
                             ratio = best["pylogctl"][i] / best[anchor][i]
                             print(f"  {what:8s} pylogctl/{anchor} throughput ratio {ratio:.2f}")
+        if args.plot:
+            plot(results, sizes, args.plot,
+                 f"pylogctl broker vs Apache Kafka {KAFKA_VERSION}, {platform.machine()}, "
+                 f"{os.cpu_count()} cores; acks=all, {args.partitions} partitions, best of "
+                 f"{args.repeat}")
+            print(f"plot written to {args.plot}")
     finally:
         ours.stop()
         if kafka is not None:

@@ -2,7 +2,8 @@
 
 Usage::
 
-    python bench/dump_segment.py [--size-mib 1024] [--repeat 3] [--keep] [--dir /tmp/pylogctl-bench]
+    python bench/dump_segment.py [--size-mib 1024] [--repeat 3] [--keep] [--no-kafka]
+                                 [--dir /tmp/pylogctl-bench]
 
 What it does, in one run and over the same bytes:
 
@@ -22,7 +23,24 @@ What it does, in one run and over the same bytes:
       ``PYLOGCTL_NO_SPEEDUPS=1``), kafka-python (pure Python), aiokafka's compiled Cython
       reader (asserted to be the extension modules) and aiokafka with
       ``AIOKAFKA_NO_EXTENSIONS=1`` (its ``_DefaultRecordBatchPy`` and pure-Python varints);
-   d) ``pylogctl dump-segment --deep-iteration FILE > /dev/null``, as records/s.
+   d) ``pylogctl dump-segment --deep-iteration FILE > /dev/null``, and with
+      ``--print-data-log`` (a line per record, key and payload printed), as records/s;
+   e) Apache Kafka's own tool on the same file, as the anchor: ``kafka-dump-log --files FILE``
+      (shallow: Kafka's batch lines) and ``kafka-dump-log --files FILE --deep-iteration
+      --print-data-log``, stdout to ``/dev/null``, each timed as a command with its JVM start
+      included (that is what an operator pays), run as its ``bin/`` script runs it on a full JIT
+      (``deployed_kafka.tool_command``: ``-server``, 1 GiB heap); and both tools on an empty
+      segment, which is start-up alone (the JVM's, and pylogctl's with ``dump-segment``
+      imported). ``--no-kafka`` leaves Kafka out, and so does a machine without Java or the
+      jars (``tests/kafka_jvm.missing_reason``), with the reason printed.
+
+3. Outside every timing, checks that pylogctl prints what Kafka 4.x prints for the same
+   options, line for line: both tools run at once over the same path, their stdouts read in
+   lockstep through pipes and compared line by line over the whole output (not a prefix: a
+   difference deep in the file, e.g. in one record shape, would be missed by a prefix, and
+   streaming holds only one line of each in memory, where the deep output of a 1 GiB segment is
+   about 1.2 GB). Unlike hashing both streams, this names the first differing line. A
+   difference is reported, never fixed here, and does not stop the benchmark.
 
 Fairness: every parser runs in its own child process (so a library's import-time switch is
 honoured and no run inherits another one's garbage), on a warm page cache. pylogctl reads the
@@ -30,10 +48,18 @@ file through ``FileRecords`` (an mmap, its normal way); kafka-python and aiokafk
 file as one ``bytes`` object read before the timed region (their normal input, the body of a
 fetch response). None of the deep loops checks CRCs (none of the three libraries does while
 iterating). Command-line timings include interpreter start-up, shown on its own line.
+Against Kafka both sides are whole commands given the same path and writing the same text to
+``/dev/null``; the JVM and the interpreter each start cold (no daemon, no class-data archive
+beyond the JDK's default one), so the ratios are what running either tool costs. Each pylogctl
+command set against Kafka's is timed in turn with it (Kafka, pylogctl, Kafka, ...; best of
+``--repeat`` each), so that on a machine shared with other jobs both see the same load; the
+Kafka table's shallow pylogctl row is that paired measurement, not the one timed beside ``cat``.
 
-Prints a table and one ``TARGET MET`` / ``TARGET MISSED`` line per target (shallow dump
-<= 3x cat; pylogctl deep records/s >= 2x kafka-python). It never fails on a timing: this is
-a benchmark, not a test. The segment is deleted at the end unless ``--keep`` is given.
+Prints tables and one ``TARGET MET`` / ``TARGET MISSED`` line per target (shallow dump
+<= 3x cat; pylogctl deep records/s >= 2x kafka-python; ``kafka-dump-log`` time / ``pylogctl
+dump-segment`` time >= 2x, shallow and ``--deep-iteration --print-data-log``). It never fails
+on a timing: this is a benchmark, not a test. The segment is deleted at the end unless
+``--keep`` is given.
 """
 
 from __future__ import annotations
@@ -47,6 +73,7 @@ import platform
 import random
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -56,6 +83,8 @@ from workload import (BASE_TIMESTAMP, RECORDS_PER_BATCH, producer_batch, pylogct
 SEGMENT_NAME = "00000000000000000000.log"
 SHALLOW_TARGET = 3.0  # shallow dump wall time <= 3x cat
 DEEP_TARGET = 2.0  # pylogctl deep records/s >= 2x kafka-python
+KAFKA_TARGET = 2.0  # kafka-dump-log time / pylogctl dump-segment time, same options
+KAFKA_DEEP = ("--deep-iteration", "--print-data-log")
 
 
 # -- building the segment ----------------------------------------------------------------------
@@ -232,18 +261,99 @@ def run_worker(kind: str, path: Path, repeat: int, **env: str) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+def _time_once(argv: list[str], **env: str) -> float:
+    """Wall time of one run of ``argv`` with stdout to /dev/null; it must exit 0."""
+    t = time.perf_counter()
+    proc = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                          env=_child_env(**env))
+    elapsed = time.perf_counter() - t
+    if proc.returncode != 0:
+        raise SystemExit(f"bench: {' '.join(argv)} exited {proc.returncode}:\n"
+                         f"{proc.stderr.decode(errors='replace')}")
+    return elapsed
+
+
 def time_command(argv: list[str], repeat: int, **env: str) -> float:
-    """Best wall time of ``argv`` with stdout to /dev/null; it must exit 0."""
-    times = []
+    """Best wall time of ``argv`` over ``repeat`` runs, stdout to /dev/null."""
+    return min(_time_once(argv, **env) for _ in range(repeat))
+
+
+def time_alternately(commands: list[list[str]], repeat: int) -> list[float]:
+    """Best wall time of each command, the commands run in turn ``repeat`` times (A B A B ...):
+    on a machine shared with other jobs, each command of a pair sees the same load."""
+    times = [[] for _ in commands]
     for _ in range(repeat):
-        t = time.perf_counter()
-        proc = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                              env=_child_env(**env))
-        times.append(time.perf_counter() - t)
-        if proc.returncode != 0:
-            raise SystemExit(f"bench: {' '.join(argv)} exited {proc.returncode}:\n"
-                             f"{proc.stderr.decode(errors='replace')}")
-    return min(times)
+        for argv, runs in zip(commands, times):
+            runs.append(_time_once(argv))
+    return [min(runs) for runs in times]
+
+
+# -- Apache Kafka's kafka-dump-log, the anchor ----------------------------------------------------
+
+def kafka_tool() -> tuple[str | None, object, str]:
+    """``(reason Kafka cannot run or None, tool_command, Kafka version)``.
+
+    Imported here, not at the top: ``kafka_jvm`` imports pytest, and the timing workers (which
+    import this module) should not carry its objects through their garbage collections.
+    """
+    from deployed_kafka import tool_command
+    from kafka_jvm import KAFKA_VERSION, missing_reason
+
+    return missing_reason(), tool_command, KAFKA_VERSION
+
+
+def compare_outputs(kafka_argv: list[str], ours_argv: list[str]) -> dict:
+    """Run both commands at once and compare their stdouts line by line, in lockstep.
+
+    Returns the line counts of each and ``first``: ``None`` when identical, else
+    ``(line number, Kafka's line, pylogctl's line)`` (``None`` for a line past a stream's end).
+    Only a line of each is held at a time, so the deep output of a large segment fits.
+    """
+    with tempfile.TemporaryFile() as k_err, tempfile.TemporaryFile() as o_err:
+        kafka = subprocess.Popen(kafka_argv, stdout=subprocess.PIPE, stderr=k_err,
+                                 bufsize=1 << 20, env=_child_env())
+        ours = subprocess.Popen(ours_argv, stdout=subprocess.PIPE, stderr=o_err,
+                                bufsize=1 << 20, env=_child_env())
+        n_kafka = n_ours = 0
+        first = None
+        with kafka, ours:  # closes the pipes and waits for both
+            k_read, o_read = kafka.stdout.readline, ours.stdout.readline
+            while True:
+                a, b = k_read(), o_read()
+                if not a and not b:
+                    break
+                n_kafka += bool(a)
+                n_ours += bool(b)
+                if a != b and first is None:
+                    first = (max(n_kafka, n_ours), a or None, b or None)
+        for name, proc, err in (("kafka-dump-log", kafka, k_err), ("pylogctl", ours, o_err)):
+            if proc.returncode != 0:
+                err.seek(0)
+                raise SystemExit(f"bench: {name} exited {proc.returncode} while comparing:\n"
+                                 f"{err.read()[-2000:].decode(errors='replace')}")
+    return {"kafka_lines": n_kafka, "ours_lines": n_ours, "first": first}
+
+
+def _describe_difference(first: tuple) -> list[str]:
+    """The first differing line of each tool, cut around the first differing character."""
+    line_no, a, b = first
+    a = a.decode(errors="replace").rstrip("\n") if a is not None else None
+    b = b.decode(errors="replace").rstrip("\n") if b is not None else None
+    col = 0
+    if a is not None and b is not None:
+        col = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+    start = max(col - 120, 0)
+
+    def cut(text):
+        if text is None:
+            return "<end of output>"
+        return ("..." if start else "") + text[start:start + 400] + \
+            ("..." if len(text) > start + 400 else "")
+
+    if a == b:
+        a, b = repr(first[1]), repr(first[2])  # they differ only in the line ending
+    return [f"    first difference at line {line_no:,}, column {col + 1}:",
+            f"    kafka-dump-log: {cut(a)}", f"    pylogctl:       {cut(b)}"]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -252,6 +362,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=3, help="best of N timings (default 3)")
     ap.add_argument("--keep", action="store_true", help="keep the segment afterwards")
     ap.add_argument("--dir", default="/tmp/pylogctl-bench", help="where to build the segment")
+    ap.add_argument("--no-kafka", action="store_true",
+                    help="leave Apache Kafka's kafka-dump-log out")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     ap.add_argument("--segment", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -265,9 +377,15 @@ def main(argv: list[str] | None = None) -> int:
     made_dir = not work.exists()
     work.mkdir(parents=True, exist_ok=True)
     seg = work / SEGMENT_NAME
+    empty = work / "empty" / SEGMENT_NAME  # start-up alone: a segment with nothing in it
     try:
-        return _run(seg, args)
+        return _run(seg, empty, args)
     finally:
+        empty.unlink(missing_ok=True)
+        try:
+            empty.parent.rmdir()
+        except OSError:
+            pass
         if not args.keep:
             seg.unlink(missing_ok=True)
             if made_dir:
@@ -279,8 +397,14 @@ def main(argv: list[str] | None = None) -> int:
             print(f"kept {seg}")
 
 
-def _run(seg: Path, args) -> int:
+def _run(seg: Path, empty: Path, args) -> int:
     repeat = args.repeat
+    if args.no_kafka:
+        kafka_reason, tool_command, kafka_version = "--no-kafka given", None, None
+    else:
+        kafka_reason, tool_command, kafka_version = kafka_tool()
+    if kafka_reason:
+        print(f"Leaving Apache Kafka out: {kafka_reason}", flush=True)
     print(f"Building {seg} ({args.size_mib} MiB) with RecordBatchBuilder ...", flush=True)
     t = time.perf_counter()
     info = build_segment(seg, args.size_mib << 20)
@@ -315,6 +439,32 @@ def _run(seg: Path, args) -> int:
     cli_deep_s = time_command(cli + ["dump-segment", "--deep-iteration", str(seg)], repeat)
     cli_deep_py_s = time_command(cli + ["dump-segment", "--deep-iteration", str(seg)], repeat,
                                  PYLOGCTL_NO_SPEEDUPS="1")
+    empty.parent.mkdir(exist_ok=True)
+    empty.touch()
+    # the commands set against Kafka's; with Kafka, each is timed in turn with Kafka's own
+    pairs = {"empty": (str(empty),), "shallow": (str(seg),), "deep": (str(seg), *KAFKA_DEEP)}
+    kafka, ours = {}, {}
+    if kafka_reason:
+        ours = {name: time_command(cli + ["dump-segment", *a], repeat)
+                for name, a in pairs.items()}
+    else:
+        print(f"Measuring Apache Kafka {kafka_version}'s kafka-dump-log and pylogctl "
+              f"dump-segment in turn (best of {repeat}) ...", flush=True)
+        for name, a in pairs.items():
+            kafka[name], ours[name] = time_alternately(
+                [tool_command("kafka-dump-log", "--files", *a), cli + ["dump-segment", *a]],
+                repeat)
+        # outside the timings: the same text for the same options, over the whole output
+        print("Comparing kafka-dump-log's and pylogctl's output line by line ...", flush=True)
+        same = {name: compare_outputs(tool_command("kafka-dump-log", "--files", *pairs[name]),
+                                      cli + ["dump-segment", *pairs[name]])
+                for name in ("shallow", "deep")}
+        expected_lines = {"shallow": 2 + batches, "deep": 2 + batches + records}
+        for name, r in same.items():
+            if r["first"] is None and r["kafka_lines"] != expected_lines[name]:
+                raise SystemExit(f"bench: kafka-dump-log printed {r['kafka_lines']:,} lines "
+                                 f"({name}), expected {expected_lines[name]:,}")
+    cli_data_s, empty_s = ours["deep"], ours["empty"]
 
     # -- report --------------------------------------------------------------------------------
     gib = size / 2**30
@@ -343,7 +493,8 @@ def _run(seg: Path, args) -> int:
             (deep["aiokafka"]["impl"], aio),
             (deep["aiokafka-py"]["impl"], deep["aiokafka-py"]["best"]),
             ("pylogctl dump-segment --deep-iteration > /dev/null (CLI)", cli_deep_s),
-            ("  same, PYLOGCTL_NO_SPEEDUPS=1", cli_deep_py_s)]
+            ("  same, PYLOGCTL_NO_SPEEDUPS=1", cli_deep_py_s),
+            ("  same, with --print-data-log (a line per record)", cli_data_s)]
     for name, s in rows:
         print(f"{name:<{w}} {s:>8.3f} {records / s:>11,.0f} {kp / s:>7.2f} {aio / s:>7.2f}")
     print()
@@ -351,6 +502,37 @@ def _run(seg: Path, args) -> int:
     print("parse one bytes object holding the file, read before the timed region. Each parser runs")
     print("in its own process; CLI rows include interpreter start-up.")
     print()
+    if kafka:
+        print(f"{'Against Apache Kafka ' + kafka_version + ' (commands, stdout > /dev/null)':<{w}}"
+              f" {'seconds':>8} {'GiB/s':>7} {'x cat':>7}")
+        for name, s in (("kafka-dump-log --files FILE  (shallow, JVM start included)",
+                         kafka["shallow"]),
+                        ("pylogctl dump-segment FILE  (shallow)", ours["shallow"]),
+                        ("kafka-dump-log --files FILE --deep-iteration --print-data-log",
+                         kafka["deep"]),
+                        ("pylogctl dump-segment FILE --deep-iteration --print-data-log",
+                         cli_data_s)):
+            print(f"{name:<{w}} {s:>8.3f} {gib / s:>7.2f} {s / cat_s:>7.2f}")
+        for name, s in (("kafka-dump-log on an empty segment  (JVM start-up alone)",
+                         kafka["empty"]),
+                        ("pylogctl dump-segment on an empty segment  (start-up alone)",
+                         empty_s)):
+            print(f"{name:<{w}} {s:>8.3f} {'-':>7} {s / cat_s:>7.2f}")
+        print()
+        for name, label in (("shallow", "shallow"), ("deep", " ".join(KAFKA_DEEP))):
+            r = same[name]
+            if r["first"] is None:
+                print(f"Same text as kafka-dump-log ({label}): all {r['kafka_lines']:,} lines "
+                      f"identical")
+            else:
+                print(f"DIFFERENT from kafka-dump-log ({label}): Kafka printed "
+                      f"{r['kafka_lines']:,} lines, pylogctl {r['ours_lines']:,}")
+                print("\n".join(_describe_difference(r["first"])))
+        print()
+    else:
+        print(f"pylogctl dump-segment on an empty segment (start-up alone): {empty_s:.3f} s; "
+              f"Apache Kafka left out: {kafka_reason}")
+        print()
     shallow_ratio = shallow_s / cat_s
     deep_ratio = kp / deep["pylogctl"]["best"]
     aio_ratio = aio / deep["pylogctl"]["best"]
@@ -364,6 +546,24 @@ def _run(seg: Path, args) -> int:
           f"{max(shallow_s - startup_s, 0) / cat_s:.2f}x; library scan alone / cat = "
           f"{lib_shallow['best'] / cat_s:.2f}x")
     print(f"INFO: pylogctl deep records/s / aiokafka compiled = {aio_ratio:.2f}x (no target)")
+    if kafka:
+        for name, label in (("shallow", "shallow"), ("deep", " ".join(KAFKA_DEEP))):
+            ratio = kafka[name] / ours[name]
+            note = "" if same[name]["first"] is None else "; the outputs DIFFER, see above"
+            print(f"{verdict(ratio >= KAFKA_TARGET)}: kafka-dump-log / pylogctl dump-segment "
+                  f"time, {label} = {ratio:.2f}x (target >= {KAFKA_TARGET:g}x{note})")
+        # best-of times of separate commands: on a loaded machine pylogctl's shallow run can be
+        # within start-up noise of its empty-segment run, where no ratio means anything
+        net = [f"{(kafka[name] - kafka['empty']) / (ours[name] - empty_s):.2f}x"
+               if ours[name] - empty_s > 0.01 else "n/a (within start-up noise)"
+               for name in ("shallow", "deep")]
+        print(f"INFO: same, start-up subtracted on both sides (empty-segment runs): shallow "
+              f"{net[0]}, {' '.join(KAFKA_DEEP)} {net[1]}; Kafka's JVM start-up / "
+              f"pylogctl's = {kafka['empty'] / empty_s:.2f}x")
+        print(f"INFO: {' '.join(KAFKA_DEEP)}: kafka-dump-log / cat = {kafka['deep'] / cat_s:.2f}x,"
+              f" pylogctl / cat = {cli_data_s / cat_s:.2f}x")
+    else:
+        print(f"SKIPPED: the kafka-dump-log targets (>= {KAFKA_TARGET:g}x): {kafka_reason}")
     return 0
 
 
