@@ -225,7 +225,10 @@ _ELSEWHERE: dict[str, tuple[str, str]] = {
            ("consumer_groups_text", ("group-list", "group-describe", "group-reset",
                                      "group-delete", "group-delete-offsets")),
            ("share_groups_text", ("share-group-list", "share-group-describe")),
-           ("streams_groups_text", ("streams-group-list", "streams-group-describe")))
+           ("streams_groups_text", ("streams-group-list", "streams-group-describe")),
+           ("transactions_text", ("transactions-list", "transactions-describe",
+                                  "transactions-describe-producers",
+                                  "transactions-find-hanging", "transactions-abort")))
        for kind in kinds},
 }
 

@@ -33,15 +33,16 @@ from dataclasses import dataclass
 
 from ..format.builder import build_end_txn_marker
 from ..format.transaction_log_records import TransactionState
+from ..groups.transaction_metadata import (COMPLETE_ABORT, COMPLETE_COMMIT, EMPTY,
+                                             NO_PRODUCER_EPOCH, NO_PRODUCER_ID, ONGOING,
+                                             PREPARE_ABORT, PREPARE_COMMIT, ProducerFenced,
+                                             TopicPartition, TransactionMetadata,
+                                             is_epoch_exhausted)
 from ..storage.producer_append import AppendOrigin, ProducerStateError
 from .error_codes import Errors, error_for
 from .group_coordinator import GroupCoordinator
 from .producer_id_manager import ProducerIdManager
 from .replica_manager import OFFSETS_TOPIC, ReplicaManager
-from .transaction_metadata import (COMPLETE_ABORT, COMPLETE_COMMIT, EMPTY, NO_PRODUCER_EPOCH,
-                                   NO_PRODUCER_ID, ONGOING, PREPARE_ABORT, PREPARE_COMMIT,
-                                   ProducerFenced, TopicPartition, TransactionMetadata,
-                                   is_epoch_exhausted)
 from .transaction_state_manager import TransactionStateManager, now_ms
 
 logger = logging.getLogger(__name__)

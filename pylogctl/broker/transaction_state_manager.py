@@ -24,11 +24,11 @@ from ..format.log_stream import iter_batches
 from ..format.transaction_log_records import (decode_transaction_record,
                                               encode_transaction_record)
 from ..groups.partitioner import partition_for
+from ..groups.transaction_metadata import TransactionMetadata
 from ..storage.log import FetchIsolation, Log
 from ..storage.log_config import LogConfig
 from ..storage.producer_append import AppendOrigin
 from .replica_manager import TRANSACTION_STATE_TOPIC, Partition, ReplicaManager
-from .transaction_metadata import TransactionMetadata
 
 logger = logging.getLogger(__name__)
 

@@ -43,6 +43,7 @@ COMMANDS = {
     "share-groups": "share_groups",
     "stats": "stats",
     "streams-groups": "streams_groups",
+    "transactions": "transactions",
     "truncate": "truncate",
     "broker": "broker",
 }

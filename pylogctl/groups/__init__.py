@@ -7,5 +7,10 @@ partition to read, :mod:`.replay` and :mod:`.group_loader` rebuild the groups of
 :mod:`.offset_commits`; :mod:`.share_group_state` replays ``__share_group_state``;
 :mod:`.java_hash_map` gives Kafka's iteration orders), :mod:`.offsets_topic`
 loads the partitions asked for, and :mod:`.end_offsets` reads where the consumed partitions end.
-Nothing here prints or writes.
+
+Transactions: :mod:`.transaction_state_topic` loads ``__transaction_state`` as the transaction
+coordinator does (each id's :mod:`.transaction_metadata`, shared with the broker),
+:mod:`.producer_states` reads a partition's producer state at its log end, and
+:mod:`.hanging_transactions` finds the transactions no coordinator will end (KIP-664).
+Nothing here prints; only the appends (:mod:`.offsets_append`) write.
 """

@@ -99,6 +99,12 @@ class ProducerStateManager:
     def producer_id_count(self) -> int:
         return len(self._producers)
 
+    def producers_in_map_order(self) -> list[ProducerStateEntry]:
+        """The producers as Kafka's ``HashMap`` iterates them (its snapshots and its
+        ``DescribeProducers`` answers list them so)."""
+        return [self._producers[pid]
+                for pid in _java_hash_map_order(self._producers, self._table_capacity)]
+
     def last_entry(self, producer_id: int) -> ProducerStateEntry | None:
         return self._producers.get(producer_id)
 
@@ -211,9 +217,8 @@ class ProducerStateManager:
             return None
         offset = self._last_map_offset
         path = self.snapshot_path(offset)
-        order = _java_hash_map_order(self._producers, self._table_capacity)
         write_file_atomically(path, write_producer_snapshot(
-            self._producers[pid].to_snapshot() for pid in order))
+            e.to_snapshot() for e in self.producers_in_map_order()))
         self._snapshots[offset] = path
         self._last_snap_offset = offset
         return path
