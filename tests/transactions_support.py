@@ -10,6 +10,8 @@ from pylogctl.format.builder import RecordBatchBuilder, build_end_txn_marker
 from pylogctl.format.transaction_log_records import TransactionState, encode_transaction_record
 from pylogctl.groups.partitioner import partition_for
 from pylogctl.groups.transaction_metadata import TransactionMetadata
+from pylogctl.storage.log_dir import log_segments
+from pylogctl.storage.producer_recovery import producer_state_before
 
 MINUTE = 60_000
 NOW = time.time_ns() // 1_000_000  # the clock the tests pass as now_ms (the CLI reads its own)
@@ -69,6 +71,12 @@ class PartitionLog:
             offset=self.offset, producer_id=producer_id, producer_epoch=epoch, commit=commit,
             coordinator_epoch=coordinator_epoch, timestamp=timestamp,
             partition_leader_epoch=self.leader_epoch), self.offset + 1)
+
+    def snapshot(self) -> None:
+        """The producer snapshot at the log end a clean shutdown leaves."""
+        manager = producer_state_before(str(self.dir), log_segments(self.dir), {}, self.offset,
+                                        0, NOW)
+        manager.take_snapshot()
 
     def high_watermark(self, log_dir: Path, hw: int | None = None) -> None:
         topic, _, partition = self.dir.name.rpartition("-")

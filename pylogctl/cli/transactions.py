@@ -9,9 +9,11 @@ from typing import List, Optional
 
 import typer
 
+from ..errors import UsageError
 from .app import EXIT_CODES_HELP, app
 from .group_options import log_dirs_argument
-from .output import OutputFormat, err, guarded_output, output_option, write_listing
+from .output import (OutputFormat, backup_dir_option, err, execute_option, guarded_output,
+                     output_option, write_listing)
 
 HELP = (
     "Transactions from the broker's files, like kafka-transactions.sh: the transaction "
@@ -133,3 +135,81 @@ def find_hanging(
     notes = txns.notes + [f"{h.topic}-{h.partition} producer {h.producer_id} at offset "
                           f"{h.start_offset}: {h.note}" for h in found if h.note]
     guarded_output(lambda: _write(table, output.value, notes))
+
+
+@transactions_app.command("abort", help="Abort an open transaction by appending its ABORT "
+                          "marker, as kafka-transactions.sh abort has the partition leader do "
+                          "it: named by --start-offset, or by --producer-id, --producer-epoch "
+                          "and --coordinator-epoch, or every hanging transaction with "
+                          "--all-hanging (scoped by --topic/--partition/--broker-id if given). "
+                          "Prints the plan; --execute appends the marker to every in-step "
+                          "replica (locked, fsynced, .txnindex, producer snapshot, indexes "
+                          "and checkpoints updated, the high watermark moved to the new end) "
+                          "and shows the new last stable offset. A producer epoch or "
+                          "coordinator epoch that has moved on is refused (exit 5).",
+                          epilog=EXIT_CODES_HELP)
+def abort(
+    log_dir: List[str] = log_dirs_argument(),
+    topic: Optional[str] = _topic_option(False),
+    partition: Optional[int] = _partition_option(False),
+    start_offset: Optional[int] = typer.Option(None, "--start-offset", metavar="OFFSET",
+                                               help="start offset of the transaction to abort"),
+    producer_id: Optional[int] = typer.Option(None, "--producer-id", metavar="ID",
+                                              help="producer id"),
+    producer_epoch: Optional[int] = typer.Option(None, "--producer-epoch", metavar="EPOCH",
+                                                 help="producer epoch"),
+    coordinator_epoch: Optional[int] = typer.Option(None, "--coordinator-epoch",
+                                                    metavar="EPOCH", help="coordinator epoch"),
+    all_hanging: bool = typer.Option(False, "--all-hanging", help="Abort every hanging "
+                                     "transaction find-hanging reports (those the producer "
+                                     "state no longer tracks pin nothing and are skipped)."),
+    broker_id: Optional[int] = typer.Option(None, "--broker-id", metavar="N", help="With "
+                                            "--all-hanging: only partitions with a replica on "
+                                            "this broker."),
+    max_transaction_timeout: int = typer.Option(
+        15, "--max-transaction-timeout", metavar="MIN", help="With --all-hanging: maximum "
+        "transaction timeout in minutes, as find-hanging."),
+    execute: bool = execute_option("Append the ABORT markers"),
+    backup_dir: Optional[str] = backup_dir_option(),
+    output: OutputFormat = output_option(_OUTPUT_HELP),
+) -> None:
+    from ..tools.transactions import abort_table, last_stable_offsets
+
+    producer = None
+    if all_hanging and (start_offset is not None or producer_id is not None):
+        raise UsageError("--all-hanging takes no --start-offset or --producer-id")
+    if not all_hanging:
+        if topic is None or partition is None:
+            raise UsageError("abort needs --topic and --partition (or --all-hanging)")
+        if start_offset is None and producer_id is not None:
+            if producer_epoch is None:
+                raise UsageError("Missing required argument --producer-epoch")
+            if coordinator_epoch is None:
+                raise UsageError("Missing required argument --coordinator-epoch")
+            producer = (producer_id, producer_epoch, coordinator_epoch)
+    txns = _transactions(log_dir)
+    now = _now()
+    plans, notes = txns.abort_plans(topic, partition, start_offset=start_offset,
+                                    producer=producer, all_hanging=all_hanging,
+                                    broker_id=broker_id,
+                                    max_timeout_min=max_transaction_timeout, now_ms=now)
+    after = None
+    if not execute:
+        markers = sum(len(p.specs) for p in plans)
+        if markers:
+            notes.append(f"dry run: nothing written; --execute appends {markers} ABORT "
+                         f"marker(s) to " + ", ".join(f"{p.topic}-{p.partition}"
+                                                       for p in plans))
+        notes.extend(note for p in plans for note in p.skipped)
+    else:
+        for outcome in txns.execute(plans, now, backup_dir):
+            for w in outcome.written:
+                broker = "" if w.broker_id is None else f" (broker {w.broker_id})"
+                notes.append(f"appended {outcome.batches} ABORT marker(s) to {outcome.topic}-"
+                             f"{outcome.partition} at offsets {outcome.first_offset}-"
+                             f"{outcome.next_offset - 1} in {w.log_dir}{broker}")
+                notes.extend(w.notes)
+            notes.extend(outcome.skipped)
+        after = last_stable_offsets(list(log_dir), plans, now)
+    table = abort_table(plans, after)
+    guarded_output(lambda: _write(table, output.value, txns.notes + notes))

@@ -11,6 +11,9 @@ loads the partitions asked for, and :mod:`.end_offsets` reads where the consumed
 Transactions: :mod:`.transaction_state_topic` loads ``__transaction_state`` as the transaction
 coordinator does (each id's :mod:`.transaction_metadata`, shared with the broker),
 :mod:`.producer_states` reads a partition's producer state at its log end, and
-:mod:`.hanging_transactions` finds the transactions no coordinator will end (KIP-664).
-Nothing here prints; only the appends (:mod:`.offsets_append`) write.
+:mod:`.hanging_transactions` finds the transactions no coordinator will end (KIP-664), and
+:mod:`.transaction_abort` ends them with a marker.
+Nothing here prints; only the appends write: :mod:`.replica_append` appends batches to every
+in-step replica (:mod:`.offsets_append` the groups' records, :mod:`.transaction_abort` the
+markers).
 """

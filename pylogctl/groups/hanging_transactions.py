@@ -40,6 +40,7 @@ class HangingTransaction:
     broker_id: int | None
     transactional_id: str | None = None
     note: str | None = None
+    in_producer_state: bool = True  # False: found in the batches only (pins nothing now)
 
     def duration_minutes(self, now_ms: int) -> int:
         """Kafka's ``TimeUnit.MILLISECONDS.toMinutes(now - lastTimestamp)``."""
@@ -47,10 +48,11 @@ class HangingTransaction:
 
 
 def partitions_to_search(log_dirs: LogDirs, topic: str | None, partition: int | None,
-                         broker_id: int | None) -> list[tuple[str, int]]:
+                         broker_id: int | None, *, scoped: bool = True) -> list[tuple[str, int]]:
     """``collectTopicPartitionsToSearch``: a partition, a topic's, or every partition with a
-    replica on ``broker_id``."""
-    if topic is None and broker_id is None:
+    replica on ``broker_id``; every partition when not ``scoped`` and none of them is given
+    (Kafka's tool insists on a scope: a live search asks every broker)."""
+    if scoped and topic is None and broker_id is None:
         raise UsageError("The `find-hanging` command requires either --topic or --broker-id to "
                          "limit the scope of the search")
     if partition is not None and topic is None:
@@ -94,7 +96,7 @@ def find_hanging(log_dirs: LogDirs, partitions: Iterable[tuple[str, int]], now_m
             found.append(HangingTransaction(
                 topic, partition, open_batch.producer_id, open_batch.producer_epoch, -1,
                 open_batch.offset, open_batch.max_timestamp, state.last_stable_offset,
-                open_batch.max_timestamp, replica.broker_id,
+                open_batch.max_timestamp, replica.broker_id, in_producer_state=False,
                 note="not in the producer state (no marker closes it in the log; a broker "
                      "rebuilding its state from the log would find it open)"))
     if states is None:

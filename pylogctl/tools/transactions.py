@@ -18,6 +18,9 @@ from ..errors import UsageError
 from ..groups.hanging_transactions import HangingTransaction, find_hanging, partitions_to_search
 from ..groups.producer_states import PartitionProducers, producer_states, replica_for
 from ..groups.replicas import LogDirs
+from ..groups.replica_append import AppendOutcome
+from ..groups.transaction_abort import (AbortPlan, execute_abort, plan_abort,
+                                        spec_for_producer, spec_for_start_offset)
 from ..groups.transaction_state_topic import (CoordinatedTransaction, TransactionStates,
                                               TransactionStateTopic, list_transactions)
 
@@ -29,6 +32,8 @@ PRODUCER_HEADERS = ("ProducerId", "ProducerEpoch", "LatestCoordinatorEpoch", "La
                     "LastTimestamp", "CurrentTransactionStartOffset")
 HANGING_HEADERS = ("Topic", "Partition", "ProducerId", "ProducerEpoch", "CoordinatorEpoch",
                    "StartOffset", "LastTimestamp", "Duration(min)")
+ABORT_HEADERS = ("Topic", "Partition", "ProducerId", "ProducerEpoch", "CoordinatorEpoch",
+                 "StartOffset", "MarkerOffset", "LastStableOffset", "NewLastStableOffset")
 
 
 @dataclass
@@ -129,12 +134,88 @@ class Transactions:
         return table, state
 
     def hanging(self, topic: str | None, partition: int | None, broker_id: int | None,
-                max_timeout_min: int, now_ms: int) -> tuple[TransactionTable,
-                                                            list[HangingTransaction]]:
-        partitions = partitions_to_search(self.log_dirs, topic, partition, broker_id)
+                max_timeout_min: int, now_ms: int, *, scoped: bool = True
+                ) -> tuple[TransactionTable, list[HangingTransaction]]:
+        partitions = partitions_to_search(self.log_dirs, topic, partition, broker_id,
+                                          scoped=scoped)
         found = find_hanging(self.log_dirs, partitions, now_ms, max_timeout_min * 60_000,
                              broker_id, self.states if self.topic.present else None)
         return hanging_table(found, now_ms), found
+
+
+    def abort_plans(self, topic: str | None, partition: int | None, *,
+                    start_offset: int | None = None, producer: tuple[int, int, int] | None = None,
+                    all_hanging: bool = False, broker_id: int | None = None,
+                    max_timeout_min: int = 15, now_ms: int) -> tuple[list[AbortPlan], list[str]]:
+        """The markers to write: for the transaction starting at ``start_offset``, the one of
+        ``producer`` (id, epoch, coordinator epoch), or every hanging transaction the producer
+        state tracks (those it lost pin nothing: skipped, with a note)."""
+        notes: list[str] = []
+        if all_hanging:
+            _, found = self.hanging(topic, partition, broker_id, max_timeout_min, now_ms,
+                                    scoped=False)
+            by_partition: dict[tuple[str, int], list[HangingTransaction]] = {}
+            for h in found:
+                if not h.in_producer_state:
+                    notes.append(f"{h.topic}-{h.partition} producer {h.producer_id} at offset "
+                                 f"{h.start_offset}: not in the producer state, nothing to "
+                                 f"abort")
+                    continue
+                by_partition.setdefault((h.topic, h.partition), []).append(h)
+            plans = []
+            for (t, p), items in sorted(by_partition.items()):
+                state = producer_states(replica_for(self.log_dirs, t, p), t, p, now_ms)
+                plans.append(plan_abort(self.log_dirs, [spec_for_start_offset(
+                    state, h.start_offset) for h in items], now_ms))
+            return plans, notes
+        if topic is None or partition is None:
+            raise UsageError("abort needs --topic and --partition (or --all-hanging)")
+        state = producer_states(replica_for(self.log_dirs, topic, partition), topic, partition,
+                                now_ms)
+        if start_offset is not None:
+            spec = spec_for_start_offset(state, start_offset)
+        elif producer is not None:
+            spec = spec_for_producer(state, *producer)
+        else:
+            raise UsageError("The transaction to abort must be identified either with "
+                             "--start-offset (for brokers on 3.0 or above) or with "
+                             "--producer-id, --producer-epoch, and --coordinator-epoch (for "
+                             "older brokers)")
+        return [plan_abort(self.log_dirs, [spec], now_ms)], notes
+
+    def execute(self, plans: Sequence[AbortPlan], now_ms: int,
+                backup_dir: str | os.PathLike[str] | None) -> list[AppendOutcome]:
+        return [execute_abort(self.log_dirs, plan, now_ms, backup_dir) for plan in plans]
+
+
+def abort_table(plans: Sequence[AbortPlan], after: dict[tuple[str, int], int] | None
+                ) -> TransactionTable:
+    """The markers planned; ``after``: each partition's last stable offset once reloaded."""
+    table = TransactionTable("abort", ABORT_HEADERS)
+    for plan in plans:
+        new = None if after is None else after.get((plan.topic, plan.partition))
+        for i, s in enumerate(plan.specs):
+            table.rows.append({
+                "topic": s.topic, "partition": s.partition, "producerId": s.producer_id,
+                "producerEpoch": s.producer_epoch, "coordinatorEpoch": s.coordinator_epoch,
+                "startOffset": s.start_offset, "markerOffset": plan.marker_offset + i,
+                "leaderEpoch": plan.leader_epoch, "lastStableOffset": plan.last_stable_offset,
+                "newLastStableOffset": new, "executed": after is not None,
+                "replicas": plan.replicas})
+            table.cells.append([s.topic, str(s.partition), str(s.producer_id),
+                                str(s.producer_epoch), str(s.coordinator_epoch),
+                                _s(s.start_offset), str(plan.marker_offset + i),
+                                str(plan.last_stable_offset), _s(new)])
+    return table
+
+
+def last_stable_offsets(log_dirs: Sequence[str | os.PathLike[str]], plans: Sequence[AbortPlan],
+                        now_ms: int) -> dict[tuple[str, int], int]:
+    """Each planned partition's last stable offset, reloaded from the files."""
+    dirs = LogDirs(log_dirs)
+    return {(p.topic, p.partition): producer_states(
+        replica_for(dirs, p.topic, p.partition), p.topic, p.partition, now_ms).last_stable_offset
+        for p in plans}
 
 
 def hanging_table(found: Sequence[HangingTransaction], now_ms: int) -> TransactionTable:

@@ -92,3 +92,45 @@ def test_bad_input_is_one_line_and_exit_2(cli, cluster, args, message):
     r = cli("transactions", args[0], cluster, *args[1:])
     assert r.code == 2 and r.out == ""
     assert message in r.err and len(r.err.splitlines()) == 1
+
+
+def _files(d):
+    return {p: p.read_bytes() for p in sorted(d.rglob("*")) if p.is_file()}
+
+
+def test_abort_plans_by_default_and_executes_with_execute(cli, cluster):
+    before = _files(cluster)
+    r = cli("transactions", "abort", cluster, "--topic", "orders", "--partition", 0,
+            "--start-offset", 3, "-o", "json")
+    assert r.code == 0, r.err
+    (row,) = json.loads(r.out)
+    assert (row["producerId"], row["markerOffset"], row["lastStableOffset"],
+            row["newLastStableOffset"], row["executed"]) == (8, 5, 3, None, False)
+    assert "dry run: nothing written" in r.err and _files(cluster) == before
+    r = cli("transactions", "abort", cluster, "--all-hanging", "--execute")
+    assert r.code == 0, r.err
+    header, line = r.out.splitlines()
+    assert header.split("\t")[-2:] == ["NewLastStableOffset", ""]
+    assert [c.strip() for c in line.split("\t")][6:9] == ["5", "3", "6"]
+    assert "appended 1 ABORT marker(s) to orders-0 at offsets 5-5" in r.err
+    assert cli("transactions", "find-hanging", cluster, "--topic", "orders",
+               "--max-transaction-timeout", 0).out.count("\n") == 1
+
+
+@pytest.mark.parametrize("args, code, message", [
+    (("--topic", "orders", "--partition", "0", "--start-offset", "4"), 2,
+     "Could not find any open transactions starting at offset 4 on partition orders-0"),
+    (("--topic", "orders", "--partition", "0", "--producer-id", "8", "--producer-epoch", "-1",
+      "--coordinator-epoch", "0"), 5, "epoch has moved on"),
+    (("--topic", "orders", "--partition", "0", "--producer-id", "8"), 2,
+     "Missing required argument --producer-epoch"),
+    (("--topic", "orders", "--partition", "0"), 2, "must be identified either with"),
+    (("--topic", "orders", "--partition", "9", "--start-offset", "3"), 2,
+     "Unknown partition orders-9"),
+    (("--topic", "orders"), 2, "needs --topic and --partition"),
+])
+def test_abort_refusals_write_nothing(cli, cluster, args, code, message):
+    before = _files(cluster)
+    r = cli("transactions", "abort", cluster, *args, "--execute")
+    assert (r.code, r.out) == (code, "") and message in r.err and len(r.err.splitlines()) == 1
+    assert _files(cluster) == before
