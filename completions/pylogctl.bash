@@ -6,7 +6,7 @@
 _pylogctl_spec() {
     case $1 in
         '')
-            subs='config compact consumer-groups dump-segment rebuild-index recover retention sample scan share-groups stats streams-groups truncate broker'
+            subs='config compact consumer-groups dump-segment get-offsets rebuild-index recover retention sample scan share-groups stats streams-groups transactions truncate broker'
             opts='--version --debug --no-color -h --help'
             vopts='' ;;
         'config')
@@ -25,6 +25,10 @@ _pylogctl_spec() {
             subs=''
             opts='--files --deep-iteration --print-data-log --skip-record-metadata --max-bytes --key-decoder --value-decoder --key-decoder-class --value-decoder-class --verify-index-only --index-sanity-check --max-message-size --offsets-decoder --transaction-log-decoder --cluster-metadata-decoder --remote-log-metadata-decoder --share-group-state-decoder --legacy-format -o --output -h --help'
             vopts='--files --max-bytes --key-decoder --value-decoder --key-decoder-class --value-decoder-class --max-message-size -o --output' ;;
+        'get-offsets')
+            subs=''
+            opts='--topic --partitions --topic-partitions --time --exclude-internal-topics -o --output -h --help'
+            vopts='--topic --partitions --topic-partitions --time -o --output' ;;
         'rebuild-index')
             subs=''
             opts='--verify --execute --backup-dir --index-interval-bytes --config --config-file -o --output -h --help'
@@ -57,6 +61,30 @@ _pylogctl_spec() {
             subs=''
             opts='--list --describe --group --all-groups --offsets --members --state --verbose -o --output -h --help'
             vopts='--group -o --output' ;;
+        'transactions')
+            subs='list describe describe-producers find-hanging abort'
+            opts='-h --help'
+            vopts='' ;;
+        'transactions list')
+            subs=''
+            opts='--duration-filter --transactional-id-pattern -o --output -h --help'
+            vopts='--duration-filter --transactional-id-pattern -o --output' ;;
+        'transactions describe')
+            subs=''
+            opts='--transactional-id -o --output -h --help'
+            vopts='--transactional-id -o --output' ;;
+        'transactions describe-producers')
+            subs=''
+            opts='--topic --partition --broker-id -o --output -h --help'
+            vopts='--topic --partition --broker-id -o --output' ;;
+        'transactions find-hanging')
+            subs=''
+            opts='--topic --partition --broker-id --max-transaction-timeout -o --output -h --help'
+            vopts='--topic --partition --broker-id --max-transaction-timeout -o --output' ;;
+        'transactions abort')
+            subs=''
+            opts='--topic --partition --start-offset --producer-id --producer-epoch --coordinator-epoch --all-hanging --broker-id --max-transaction-timeout --execute --backup-dir -o --output -h --help'
+            vopts='--topic --partition --start-offset --producer-id --producer-epoch --coordinator-epoch --broker-id --max-transaction-timeout --backup-dir -o --output' ;;
         'truncate')
             subs=''
             opts='--to-offset --start-at --log-start-offset --execute --backup-dir -o --output -h --help'
@@ -86,6 +114,7 @@ _pylogctl_value() {
         'consumer-groups|--backup-dir') _pylogctl_dirs ;;
         'dump-segment|--files') _pylogctl_files ;;
         'dump-segment|-o'|'dump-segment|--output') _pylogctl_words 'text table json ndjson yaml' ;;
+        'get-offsets|-o'|'get-offsets|--output') _pylogctl_words 'text table json ndjson yaml' ;;
         'rebuild-index|--backup-dir') _pylogctl_dirs ;;
         'rebuild-index|--config-file') _pylogctl_files ;;
         'rebuild-index|-o'|'rebuild-index|--output') _pylogctl_words 'text table json ndjson yaml' ;;
@@ -102,6 +131,12 @@ _pylogctl_value() {
         'stats|--engine') _pylogctl_words 'local spark' ;;
         'stats|-o'|'stats|--output') _pylogctl_words 'text table json ndjson yaml' ;;
         'streams-groups|-o'|'streams-groups|--output') _pylogctl_words 'text table json ndjson yaml' ;;
+        'transactions list|-o'|'transactions list|--output') _pylogctl_words 'text table json ndjson yaml' ;;
+        'transactions describe|-o'|'transactions describe|--output') _pylogctl_words 'text table json ndjson yaml' ;;
+        'transactions describe-producers|-o'|'transactions describe-producers|--output') _pylogctl_words 'text table json ndjson yaml' ;;
+        'transactions find-hanging|-o'|'transactions find-hanging|--output') _pylogctl_words 'text table json ndjson yaml' ;;
+        'transactions abort|--backup-dir') _pylogctl_dirs ;;
+        'transactions abort|-o'|'transactions abort|--output') _pylogctl_words 'text table json ndjson yaml' ;;
         'truncate|--backup-dir') _pylogctl_dirs ;;
         'truncate|-o'|'truncate|--output') _pylogctl_words 'text table json ndjson yaml' ;;
         'broker start|--log-dir') _pylogctl_dirs ;;
@@ -120,6 +155,8 @@ _pylogctl_arg() {
             (( $2 >= 0 )) && _pylogctl_dirs ;;
         'dump-segment')
             (( $2 >= 0 )) && _pylogctl_files ;;
+        'get-offsets')
+            (( $2 >= 0 )) && _pylogctl_dirs ;;
         'rebuild-index')
             (( $2 >= 0 )) && _pylogctl_files ;;
         'recover')
@@ -135,6 +172,16 @@ _pylogctl_arg() {
         'stats')
             (( $2 >= 0 )) && _pylogctl_files ;;
         'streams-groups')
+            (( $2 >= 0 )) && _pylogctl_dirs ;;
+        'transactions list')
+            (( $2 >= 0 )) && _pylogctl_dirs ;;
+        'transactions describe')
+            (( $2 >= 0 )) && _pylogctl_dirs ;;
+        'transactions describe-producers')
+            (( $2 >= 0 )) && _pylogctl_dirs ;;
+        'transactions find-hanging')
+            (( $2 >= 0 )) && _pylogctl_dirs ;;
+        'transactions abort')
             (( $2 >= 0 )) && _pylogctl_dirs ;;
         'truncate')
             (( $2 >= 0 && $2 < 1 )) && _pylogctl_dirs ;;

@@ -220,6 +220,7 @@ _ELSEWHERE: dict[str, tuple[str, str]] = {
     "compact": ("compact_text", "render_compact"),
     "topic-config": ("config_text", "render_topic_config"),
     "retention": ("retention_text", "render_retention"),
+    "get-offsets": ("offsets_text", "render_get_offsets"),
     **{kind: (module, "SECTION_RENDERERS")
        for module, kinds in (
            ("consumer_groups_text", ("group-list", "group-describe", "group-reset",

@@ -47,6 +47,7 @@ from dataclasses import dataclass
 from typing import Any, Awaitable, Callable
 
 from ..format.record_batch import CODEC_MASK
+from ..storage.list_offsets import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
 from ..storage.log import FetchIsolation, OffsetOutOfRangeError
 from ..storage.log_config import LogConfig
 from ..storage.log_manager import METADATA_TOPIC
@@ -104,9 +105,6 @@ SUPPORTED: dict[int, tuple[str, int, int]] = {
     75: ("DescribeTopicPartitions", 0, 0),
 }
 
-EARLIEST_TIMESTAMP = -2
-LATEST_TIMESTAMP = -1
-MAX_TIMESTAMP = -3
 READ_COMMITTED = 1
 ZSTD = 4
 
@@ -475,9 +473,8 @@ class KafkaApis(CoordinatorApis, TopicApis):
             return answer(Errors.NONE, -1, log.log_start_offset, -1 if epoch is None else epoch)
         if p.timestamp == LATEST_TIMESTAMP:
             return answer(Errors.NONE, -1, fetchable, partition.leader_epoch)
-        found = (log.offset_of_max_timestamp() if p.timestamp == MAX_TIMESTAMP
-                 else log.fetch_offset_by_timestamp(p.timestamp))
-        if found is None or found.offset >= fetchable:
+        found = log.fetch_offset_by_timestamp(p.timestamp, fetchable)
+        if found is None:
             return answer(Errors.NONE)
         epoch = found.leader_epoch
         return answer(Errors.NONE, found.timestamp, found.offset,

@@ -22,18 +22,16 @@ import re
 import uuid
 from dataclasses import dataclass, field
 
-from ..format.share_coordinator_records import TOPIC as SHARE_GROUP_STATE_TOPIC
 from ..storage.log import AppendInfo, FetchIsolation, Log, LogReadInfo
 from ..storage.log_config import LogConfig
 from ..storage.producer_append import AppendOrigin
+from ..storage.topic_config import INTERNAL_TOPICS  # noqa: F401 (imported from here)
 from .log_manager import LoadedLog, LogManager, new_kafka_uuid
 
 logger = logging.getLogger(__name__)
 
 OFFSETS_TOPIC = "__consumer_offsets"
 TRANSACTION_STATE_TOPIC = "__transaction_state"
-# Kafka's Topic.INTERNAL_TOPICS: hidden from listings, refused to producers and deletion
-INTERNAL_TOPICS = frozenset({OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC, SHARE_GROUP_STATE_TOPIC})
 _LEGAL_TOPIC = re.compile(r"[a-zA-Z0-9._-]+")
 MAX_TOPIC_LENGTH = 249
 

@@ -35,6 +35,7 @@ COMMANDS = {
     "compact": "compact",
     "consumer-groups": "consumer_groups",
     "dump-segment": "dump_segment",
+    "get-offsets": "get_offsets",
     "rebuild-index": "rebuild_index",
     "recover": "recover",
     "retention": "retention",

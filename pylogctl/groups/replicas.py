@@ -136,6 +136,10 @@ class LogDirs:
         """Problems with the log dirs' own files (malformed checkpoints)."""
         return [f"{d.path}: {n}" for d in self.log_dirs for n in d.notes]
 
+    def topics(self) -> list[str]:
+        """The topics with a replica in the log dirs."""
+        return sorted({t for t, _ in self._replicas})
+
     def partitions(self, topic: str) -> list[int]:
         return sorted(p for t, p in self._replicas if t == topic)
 

@@ -98,15 +98,18 @@ class _ReadOnlyTxnIndex(TransactionIndex):
         raise ValueError(f"{self.path} is open read-only")
 
 
-def open_segment_read_only(directory: str, base_offset: int, config: LogConfig) -> LogSegment:
-    """A :class:`LogSegment` over existing files that never writes (not even a missing index)."""
+def open_segment_read_only(directory: str, base_offset: int, config: LogConfig, *,
+                           indexed: bool = True, end: int | None = None) -> LogSegment:
+    """A :class:`LogSegment` over existing files that never writes (not even a missing index);
+    ``indexed=False`` reads its indexes as empty, ``end`` ends the ``.log`` early."""
     def index(suffix: str, kind: type) -> LazyIndex:
         path = segment_file(directory, base_offset, suffix)
-        source = path if os.path.exists(path) else os.devnull  # missing: reads as empty
+        # missing (or not to be trusted): reads as empty
+        source = path if indexed and os.path.exists(path) else os.devnull
         return LazyIndex(path, lambda _: kind(source, base_offset, config.segment_index_bytes,
                                               writable=False))
 
-    return LogSegment(FileRecords(segment_file(directory, base_offset, LOG_SUFFIX)),
+    return LogSegment(FileRecords(segment_file(directory, base_offset, LOG_SUFFIX), end=end),
                       index(INDEX_SUFFIX, OffsetIndex), index(TIME_INDEX_SUFFIX, TimeIndex),
                       _ReadOnlyTxnIndex(base_offset,
                                         segment_file(directory, base_offset, TXN_INDEX_SUFFIX)),

@@ -30,6 +30,7 @@ from typing import Callable, Iterator
 
 from ..format.log_stream import iter_batches
 from ..format.record import NO_TIMESTAMP
+from . import list_offsets
 from .backup import Backup
 from .checkpoint import EpochEntry
 from .file_records import FileRecords, TimestampAndOffset
@@ -259,27 +260,15 @@ class Log:
         return self.local_log.read(start_offset, max_length, bound, min_one_message,
                                    isolation is FetchIsolation.TXN_COMMITTED)
 
-    def fetch_offset_by_timestamp(self, timestamp: int) -> TimestampAndOffset | None:
-        """Kafka's ``fetchOffsetByTimestamp`` for a real timestamp: the first record at or
-        after it, found through the first segment whose largest timestamp reaches it and its
-        time index. The special targets (earliest, latest, max timestamp) are the caller's."""
+    def fetch_offset_by_timestamp(self, timestamp: int, last_fetchable_offset: int
+                                  ) -> TimestampAndOffset | None:
+        """ListOffsets for a target that searches the log (max timestamp, or a timestamp):
+        :func:`~pylogctl.storage.list_offsets.fetch_offset_by_timestamp` over this log's
+        segments. Earliest and latest are the caller's."""
         self._check_open()
-        for segment in self.segments:
-            if segment.largest_timestamp >= timestamp:
-                return segment.find_offset_by_timestamp(timestamp, self.log_start_offset)
-        return None
-
-    def offset_of_max_timestamp(self) -> TimestampAndOffset | None:
-        """ListOffsets' MAX_TIMESTAMP (-3): the record with the largest timestamp (the first
-        such) and its offset."""
-        self._check_open()
-        best: LogSegment | None = None
-        for segment in self.segments:
-            if best is None or segment.max_timestamp_so_far > best.max_timestamp_so_far:
-                best = segment
-        if best is None or best.max_timestamp_so_far < 0:
-            return None
-        return best.find_offset_by_timestamp(best.max_timestamp_so_far, self.log_start_offset)
+        return list_offsets.fetch_offset_by_timestamp(self.segments, timestamp,
+                                                      self.log_start_offset,
+                                                      last_fetchable_offset)
 
     def end_offset_for_epoch(self, leader_epoch: int) -> tuple[int, int] | None:
         """Kafka's ``endOffsetForEpoch`` (OffsetForLeaderEpoch): ``(epoch, end offset)`` or

@@ -179,6 +179,11 @@ class LogSegment:
             self._max_timestamp_and_offset = self.time_index.last_entry
         return self._max_timestamp_and_offset
 
+    def max_timestamp_and_offset_so_far(self) -> TimestampOffset:
+        """Kafka's ``readMaxTimestampAndOffsetSoFar``: the largest timestamp and the (last)
+        offset of the batch that carried it."""
+        return self._max_so_far()
+
     @property
     def max_timestamp_so_far(self) -> int:
         return self._max_so_far().timestamp

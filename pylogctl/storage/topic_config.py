@@ -57,6 +57,9 @@ INTERNAL_TOPIC_CONFIGS = {
     "__transaction_state": {"cleanup.policy": "compact", "compression.type": "uncompressed",
                             "segment.bytes": "104857600"},
 }
+# Kafka's Topic.INTERNAL_TOPICS: hidden from listings that exclude internal topics, refused to
+# producers and to deletion
+INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
 
 # sources, strongest first
 COMMAND_LINE = "command-line"

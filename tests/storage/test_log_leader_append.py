@@ -20,6 +20,7 @@ from pylogctl.format.log_stream import iter_batches
 from pylogctl.format.record_batch import RecordBatch
 from pylogctl.storage.checkpoint import EpochEntry
 from pylogctl.storage.file_records import FileRecords
+from pylogctl.storage.list_offsets import MAX_TIMESTAMP
 from pylogctl.storage.loader import plan_load
 from pylogctl.storage.log import FetchIsolation, Log, OffsetOutOfRangeError
 from pylogctl.storage.log_config import LogConfig
@@ -271,11 +272,15 @@ def test_timestamp_lookups(part):
         base = now_ms() - 10_000
         for i in range(5):
             log.append_as_leader(client_batch([b"a", b"b"], timestamp=base + i * 1000), 0)
-        found = log.fetch_offset_by_timestamp(base + 2000)
+        end = log.log_end_offset
+        found = log.fetch_offset_by_timestamp(base + 2000, end)
         assert (found.offset, found.timestamp, found.leader_epoch) == (4, base + 2000, 0)
-        assert log.fetch_offset_by_timestamp(base + 2001).offset == 5
-        assert log.fetch_offset_by_timestamp(base + 99_000) is None
-        assert log.offset_of_max_timestamp().offset == 9
+        assert log.fetch_offset_by_timestamp(base + 2001, end).offset == 5
+        assert log.fetch_offset_by_timestamp(base + 99_000, end) is None
+        assert log.fetch_offset_by_timestamp(MAX_TIMESTAMP, end).offset == 9
+        # at or past the last fetchable offset: ListOffsets answers -1
+        assert log.fetch_offset_by_timestamp(MAX_TIMESTAMP, 9) is None
+        assert log.fetch_offset_by_timestamp(base + 2000, 4) is None
         assert log.end_offset_for_epoch(0) == (0, 10)
 
 
