@@ -17,6 +17,8 @@ from typing import Any, Sequence
 from ..errors import UsageError
 from ..groups.hanging_transactions import HangingTransaction, find_hanging, partitions_to_search
 from ..groups.producer_states import PartitionProducers, producer_states, replica_for
+from ..groups.java_hash_map import partition_order
+from ..groups.offset_commits import TopicPartition
 from ..groups.replicas import LogDirs
 from ..groups.replica_append import AppendOutcome
 from ..groups.transaction_abort import (AbortPlan, execute_abort, plan_abort,
@@ -236,4 +238,6 @@ def hanging_table(found: Sequence[HangingTransaction], now_ms: int) -> Transacti
 
 
 def _partitions(entry: CoordinatedTransaction) -> list[str]:
-    return [_tp(t, p) for t, p in sorted(entry.metadata.partitions)]
+    """In the order the admin client's ``HashSet<TopicPartition>`` gives them."""
+    return [_tp(t, p) for t, p in partition_order(
+        TopicPartition(t, p) for t, p in sorted(entry.metadata.partitions))]
