@@ -3,13 +3,20 @@ batches and markers, and ``__transaction_state`` records as a coordinator writes
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 from pylogctl.format.builder import RecordBatchBuilder, build_end_txn_marker
+from pylogctl.format.transaction_log_records import TOPIC as TXN_TOPIC
 from pylogctl.format.transaction_log_records import TransactionState, encode_transaction_record
 from pylogctl.groups.partitioner import partition_for
+from pylogctl.groups.replica_append import AppendOutcome, append_to_replicas
+from pylogctl.groups.replicas import LogDirs
+from pylogctl.groups.transaction_state_topic import TransactionStateTopic
 from pylogctl.groups.transaction_metadata import TransactionMetadata
+from pylogctl.storage.log_config import LogConfig
 from pylogctl.storage.log_dir import log_segments
 from pylogctl.storage.producer_recovery import producer_state_before
 
@@ -110,3 +117,45 @@ def metadata(transactional_id: str, producer_id: int, state: TransactionState, *
     return TransactionMetadata(transactional_id, producer_id, epoch, timeout_ms, state,
                                partitions, start_ms if state != TransactionState.Empty else -1,
                                start_ms + 10)
+
+
+def forget(log_dir: Path, transactional_id: str) -> None:
+    """Append a tombstone for the id to its ``__transaction_state`` partition."""
+    dirs = LogDirs([log_dir])
+    partition = TransactionStateTopic(dirs).partition_for(transactional_id)
+    replica = dirs.choose(TXN_TOPIC, partition).chosen
+    end = replica.log_end.offset
+    builder = RecordBatchBuilder(base_offset=end, partition_leader_epoch=replica.leader_epoch)
+    builder.append(time.time_ns() // 1_000_000, *encode_transaction_record(transactional_id))
+    outcome = AppendOutcome(partition, 1, 1, end, end + 1, topic=TXN_TOPIC)
+    append_to_replicas(dirs, TXN_TOPIC, partition, [builder.build()], outcome,
+                       config=LogConfig(cleanup_policy=("compact",)))
+
+
+_OPEN_PRODUCER = """
+import sys
+from confluent_kafka import Producer
+bootstrap, tid, topic = sys.argv[1:4]
+p = Producer({"bootstrap.servers": bootstrap, "transactional.id": tid,
+              "transaction.timeout.ms": 900000})
+p.init_transactions(60)
+p.begin_transaction()
+for i in range(3):
+    p.produce(topic, key=b"open-%d" % i, value=b"never decided", partition=0)
+p.flush(60)
+print("ready", flush=True)
+sys.stdin.read()
+"""
+
+
+def killed_mid_transaction(bootstrap: str, transactional_id: str, topic: str) -> None:
+    """A confluent-kafka producer that writes 3 records to ``topic``-0 in a transaction and
+    is SIGKILLed before ending it (its coordinator keeps it Ongoing for 15 minutes)."""
+    opener = subprocess.Popen([sys.executable, "-c", _OPEN_PRODUCER, bootstrap,
+                               transactional_id, topic],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert opener.stdout is not None and opener.stdout.readline().strip() == "ready"
+    finally:
+        opener.kill()
+        opener.wait(30)

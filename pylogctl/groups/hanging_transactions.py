@@ -59,7 +59,7 @@ def partitions_to_search(log_dirs: LogDirs, topic: str | None, partition: int | 
         raise UsageError("The --partition argument requires --topic to be provided")
     if topic is not None and partition is not None:
         return [(topic, partition)]
-    topics = [topic] if topic is not None else sorted({t for t, _ in _all_partitions(log_dirs)})
+    topics = [topic] if topic is not None else log_dirs.topics()
     if topic is not None and not log_dirs.partitions(topic):
         raise UsageError(f"Unknown topic {topic!r}: no partition of it in the log dirs given")
     return [(t, p) for t in topics for p in log_dirs.partitions(t)
@@ -112,7 +112,3 @@ def find_hanging(log_dirs: LogDirs, partitions: Iterable[tuple[str, int]], now_m
                            else holder.transactional_id))
     return out
 
-
-def _all_partitions(log_dirs: LogDirs) -> list[tuple[str, int]]:
-    return [entry.key for d in log_dirs.log_dirs for entry in d.partitions
-            if not entry.is_metadata_log]

@@ -21,31 +21,16 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 import time
-from pathlib import Path
 
 import pytest
 
 from kafka_jvm import KafkaBroker, require_kafka
 from support import run_pylogctl
+from transactions_support import forget, killed_mid_transaction
 
 TOPIC = "orders"
 IDS = ("tx-committed", "tx-aborted", "tx-open", "tx-after")
-OPEN_PRODUCER = """
-import sys
-from confluent_kafka import Producer
-p = Producer({"bootstrap.servers": sys.argv[1], "transactional.id": "tx-open",
-              "transaction.timeout.ms": 900000})
-p.init_transactions(60)
-p.begin_transaction()
-for i in range(3):
-    p.produce("orders", key=b"open-%d" % i, value=b"never decided", partition=0)
-p.flush(60)
-print("ready", flush=True)
-sys.stdin.read()
-"""
 
 
 def _transaction(bootstrap: str, tid: str, commit: bool, n: int, partition: int = 0) -> None:
@@ -84,27 +69,6 @@ def _read_committed(bootstrap: str) -> int:
     raise AssertionError("no end of partition in 60s")
 
 
-def _forget(log_dir: Path, transactional_id: str) -> None:
-    """Append a tombstone for the id to its ``__transaction_state`` partition."""
-    from pylogctl.format.builder import RecordBatchBuilder
-    from pylogctl.format.transaction_log_records import TOPIC as TXN_TOPIC
-    from pylogctl.format.transaction_log_records import encode_transaction_record
-    from pylogctl.groups.replica_append import AppendOutcome, append_to_replicas
-    from pylogctl.groups.replicas import LogDirs
-    from pylogctl.groups.transaction_state_topic import TransactionStateTopic
-    from pylogctl.storage.log_config import LogConfig
-
-    dirs = LogDirs([log_dir])
-    partition = TransactionStateTopic(dirs).partition_for(transactional_id)
-    replica = dirs.choose(TXN_TOPIC, partition).chosen
-    end = replica.log_end.offset
-    builder = RecordBatchBuilder(base_offset=end, partition_leader_epoch=replica.leader_epoch)
-    builder.append(int(time.time() * 1000), *encode_transaction_record(transactional_id))
-    outcome = AppendOutcome(partition, 1, 1, end, end + 1, topic=TXN_TOPIC)
-    append_to_replicas(dirs, TXN_TOPIC, partition, [builder.build()], outcome,
-                       config=LogConfig(cleanup_policy=("compact",)))
-
-
 @pytest.fixture(scope="module")
 def story(tmp_path_factory):
     require_kafka()
@@ -113,17 +77,12 @@ def story(tmp_path_factory):
     broker.format()
     out: dict = {"root": root, "live": {}}
     live = out["live"]
-    opener = None
     try:
         broker.start()
         broker.tool("kafka-topics", "--create", "--topic", TOPIC, "--partitions", "2")
         _transaction(broker.bootstrap, "tx-committed", True, 5)
         _transaction(broker.bootstrap, "tx-aborted", False, 5)
-        opener = subprocess.Popen([sys.executable, "-c", OPEN_PRODUCER, broker.bootstrap],
-                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        assert opener.stdout.readline().strip() == "ready"
-        opener.kill()  # mid-transaction
-        opener.wait(30)
+        killed_mid_transaction(broker.bootstrap, "tx-open", TOPIC)
         _transaction(broker.bootstrap, "tx-after", True, 4)
         _transaction(broker.bootstrap, "tx-committed", True, 2, partition=1)
         live["list"] = broker.tool("kafka-transactions", "list").stdout
@@ -139,7 +98,7 @@ def story(tmp_path_factory):
         broker.stop()
         shutil.copytree(broker.log_dir, root / "stopped")
 
-        _forget(broker.log_dir, "tx-open")
+        forget(broker.log_dir, "tx-open")
         shutil.copytree(broker.log_dir, root / "forgotten")
         broker.start()
         live["find-hanging"] = broker.tool("kafka-transactions", "find-hanging", "--topic",
@@ -164,8 +123,6 @@ def story(tmp_path_factory):
             "kafka-transactions", "describe-producers", "--topic", TOPIC,
             "--partition", "0").stdout
     finally:
-        if opener is not None and opener.poll() is None:
-            opener.kill()
         broker.stop()
     return out
 
