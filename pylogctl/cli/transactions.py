@@ -209,6 +209,9 @@ def abort(
                              f"{outcome.partition} at offsets {outcome.first_offset}-"
                              f"{outcome.next_offset - 1} in {w.log_dir}{broker}")
                 notes.extend(w.notes)
+                if w.backups:
+                    notes.append(f"kept a copy of {len(w.backups)} file(s) changed under "
+                                 f"{backup_dir}")
             notes.extend(outcome.skipped)
         after = last_stable_offsets(list(log_dir), plans, now)
     table = abort_table(plans, after)
