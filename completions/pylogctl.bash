@@ -6,7 +6,7 @@
 _pylogctl_spec() {
     case $1 in
         '')
-            subs='config compact consumer-groups dump-segment get-offsets rebuild-index recover retention sample scan share-groups stats streams-groups transactions truncate broker'
+            subs='config compact consumer-groups delete-records dump-segment get-offsets rebuild-index recover retention sample scan share-groups stats streams-groups transactions truncate broker'
             opts='--version --debug --no-color -h --help'
             vopts='' ;;
         'config')
@@ -21,6 +21,10 @@ _pylogctl_spec() {
             subs=''
             opts='--server-config --list --describe --group --all-groups --offsets --members --state --type --verbose --offsets-partitions --lag-from -o --output --delete --reset-offsets --delete-offsets --topic --all-topics --to-earliest --to-latest --to-current --to-offset --shift-by --to-datetime --by-duration --from-file --dry-run --execute --export --backup-dir -h --help'
             vopts='--server-config --group --offsets-partitions --lag-from -o --output --topic --to-offset --shift-by --to-datetime --by-duration --from-file --backup-dir' ;;
+        'delete-records')
+            subs=''
+            opts='--offset-json-file --topic --partition --offset --config --config-file --execute --backup-dir -o --output -h --help'
+            vopts='--offset-json-file --topic --partition --offset --config --config-file --backup-dir -o --output' ;;
         'dump-segment')
             subs=''
             opts='--files --deep-iteration --print-data-log --skip-record-metadata --max-bytes --key-decoder --value-decoder --key-decoder-class --value-decoder-class --verify-index-only --index-sanity-check --max-message-size --offsets-decoder --transaction-log-decoder --cluster-metadata-decoder --remote-log-metadata-decoder --share-group-state-decoder --legacy-format -o --output -h --help'
@@ -112,6 +116,10 @@ _pylogctl_value() {
         'consumer-groups|-o'|'consumer-groups|--output') _pylogctl_words 'text table json ndjson yaml' ;;
         'consumer-groups|--from-file') _pylogctl_files ;;
         'consumer-groups|--backup-dir') _pylogctl_dirs ;;
+        'delete-records|--offset-json-file') _pylogctl_files ;;
+        'delete-records|--config-file') _pylogctl_files ;;
+        'delete-records|--backup-dir') _pylogctl_dirs ;;
+        'delete-records|-o'|'delete-records|--output') _pylogctl_words 'text table json ndjson yaml' ;;
         'dump-segment|--files') _pylogctl_files ;;
         'dump-segment|-o'|'dump-segment|--output') _pylogctl_words 'text table json ndjson yaml' ;;
         'get-offsets|-o'|'get-offsets|--output') _pylogctl_words 'text table json ndjson yaml' ;;
@@ -152,6 +160,8 @@ _pylogctl_arg() {
         'compact')
             (( $2 >= 0 )) && _pylogctl_files ;;
         'consumer-groups')
+            (( $2 >= 0 )) && _pylogctl_dirs ;;
+        'delete-records')
             (( $2 >= 0 )) && _pylogctl_dirs ;;
         'dump-segment')
             (( $2 >= 0 )) && _pylogctl_files ;;

@@ -47,6 +47,7 @@ from dataclasses import dataclass
 from typing import Any, Awaitable, Callable
 
 from ..format.record_batch import CODEC_MASK
+from ..storage.delete_records import DeleteRecordsError, check_offset
 from ..storage.list_offsets import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
 from ..storage.log import FetchIsolation, OffsetOutOfRangeError
 from ..storage.log_config import LogConfig
@@ -269,12 +270,12 @@ class KafkaApis(CoordinatorApis, TopicApis):
                     entry["error_code"] = Errors.UNKNOWN_TOPIC_OR_PARTITION
                 else:
                     log = partition.log
-                    target = log.high_watermark if p.offset == -1 else p.offset
-                    if not 0 <= target <= log.high_watermark:
-                        entry["error_code"] = Errors.OFFSET_OUT_OF_RANGE
-                    else:
-                        log.maybe_increment_log_start_offset(target)
+                    try:
+                        log.maybe_increment_log_start_offset(check_offset(
+                            t.name, p.partition_index, p.offset, log.high_watermark, log.config))
                         entry["low_watermark"] = log.log_start_offset
+                    except DeleteRecordsError as exc:
+                        entry["error_code"] = Errors[exc.error]
                 partitions.append(entry)
             topics.append({"name": t.name, "partitions": partitions})
         self.replicas.log_manager.checkpoint()

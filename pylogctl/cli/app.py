@@ -34,6 +34,7 @@ COMMANDS = {
     "config": "config",
     "compact": "compact",
     "consumer-groups": "consumer_groups",
+    "delete-records": "delete_records",
     "dump-segment": "dump_segment",
     "get-offsets": "get_offsets",
     "rebuild-index": "rebuild_index",

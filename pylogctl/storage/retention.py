@@ -160,12 +160,14 @@ def run_pass(state: LogState, rule: str, config: LogConfig, now_ms: int) -> Rete
     return _deletable(state, rule, limit, _time_predicate(config.retention_ms, now_ms))
 
 
-def simulate(state: LogState, config: LogConfig, now_ms: int) -> RetentionResult:
-    """Kafka's passes over ``state``, each seeing what the previous one left."""
+def simulate(state: LogState, config: LogConfig, now_ms: int,
+             rules: tuple[str, ...] | None = None) -> RetentionResult:
+    """Kafka's passes over ``state`` (``rules``, else all those of ``config``), each seeing
+    what the previous one left."""
     before = state
     passes = []
     created = None
-    for rule in rules_for(config):
+    for rule in rules_for(config) if rules is None else rules:
         p = run_pass(state, rule, config, now_ms)
         passes.append(p)
         if p.deleted:
@@ -223,14 +225,16 @@ def log_state(log: Log) -> LogState:
 
 
 def delete_old_segments(log: Log, now_ms: int,
-                        before_delete: Callable[[], None] | None = None) -> RetentionResult:
-    """Run the passes on ``log``, deleting as each pass decides (``Log.deleteOldSegments``).
-    ``before_delete`` runs once the log start offset has moved and before any file goes (the
-    caller writes the log start offset checkpoint there)."""
+                        before_delete: Callable[[], None] | None = None,
+                        rules: tuple[str, ...] | None = None) -> RetentionResult:
+    """Run the passes on ``log`` (``rules``, else all those of its config), deleting as each
+    pass decides (``Log.deleteOldSegments``). ``before_delete`` runs once the log start offset
+    has moved and before any file goes (the caller writes the log start offset checkpoint
+    there)."""
     before = state = log_state(log)
     passes = []
     created = None
-    for rule in rules_for(log.config):
+    for rule in rules_for(log.config) if rules is None else rules:
         p = run_pass(state, rule, log.config, now_ms)
         passes.append(p)
         if p.deleted:

@@ -55,10 +55,14 @@ class RetentionOutcome:
 
 def predict_retention(plan: LoadPlan, config: LogConfig, now_ms: int) -> RetentionResult:
     """The passes' deletions on the log ``plan`` loads, at ``now_ms``."""
-    state = LogState(tuple(_segment_info(plan, base) for base in plan.segments),
-                     plan.log_start_offset, plan.log_end_offset, plan.high_watermark,
-                     plan.recovery_point, snapshots_after_load(plan), plan.leader_epochs)
-    return simulate(state, config, now_ms)
+    return simulate(loaded_state(plan), config, now_ms)
+
+
+def loaded_state(plan: LoadPlan) -> LogState:
+    """What the passes see of the log ``plan`` loads."""
+    return LogState(tuple(_segment_info(plan, base) for base in plan.segments),
+                    plan.log_start_offset, plan.log_end_offset, plan.high_watermark,
+                    plan.recovery_point, snapshots_after_load(plan), plan.leader_epochs)
 
 
 def _segment_info(plan: LoadPlan, base: int) -> SegmentInfo:
