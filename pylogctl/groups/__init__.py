@@ -13,7 +13,10 @@ coordinator does (each id's :mod:`.transaction_metadata`, shared with the broker
 :mod:`.producer_states` reads a partition's producer state at its log end, and
 :mod:`.hanging_transactions` finds the transactions no coordinator will end (KIP-664), and
 :mod:`.transaction_abort` ends them with a marker.
-Nothing here prints; only the appends write: :mod:`.replica_append` appends batches to every
+Offsets: :mod:`.list_offsets` answers ListOffsets (``kafka-get-offsets``) from a partition's
+files, and :mod:`.delete_records` raises log start offsets as DeleteRecords does on every
+in-step replica.
+Nothing here prints; only the appends and :mod:`.delete_records` write: :mod:`.replica_append` appends batches to every
 in-step replica (:mod:`.offsets_append` the groups' records, :mod:`.transaction_abort` the
 markers).
 """
