@@ -6,7 +6,7 @@ from typing import List, Optional
 
 import typer
 
-from ..errors import UsageError
+from ..errors import ExitCode, UsageError
 from .app import EXIT_CODES_HELP, app
 from .config import config_options, make_config_options
 from .group_options import log_dirs_argument
@@ -32,7 +32,7 @@ HELP = (
     "stderr.\n\n"
     "Exit codes here: 2 for a malformed JSON file (named with the position) or options, or "
     "an unknown partition; 4 when a broker holds a log dir's .lock, in every mode; 5 when "
-    "Kafka's rules refuse an offset or a topic."
+    "Kafka's rules refuse an offset or a topic; 70 when a deletion differs from its plan."
 )
 
 _config, _config_file = config_options()
@@ -85,7 +85,7 @@ def delete_records(
 
 def _write(run, output: str) -> int:
     from ..formatters.table import TableSection
-    from ..tools.delete_records import deletion_rows, details
+    from ..tools.delete_records import deletion_rows, details, mismatches
 
     executed = run.options.execute
     deletions = run.run()
@@ -98,4 +98,7 @@ def _write(run, output: str) -> int:
             err(f"pylogctl: {line}")
     if not executed and any(d.plan.changed for d in deletions):
         err("pylogctl: plan: nothing changed (run with --execute to delete)")
-    return 0
+    problems = mismatches(deletions)
+    for line in problems:
+        err(f"pylogctl: {line} (a bug: please report it)")
+    return int(ExitCode.INTERNAL) if problems else 0

@@ -107,6 +107,15 @@ class DeleteRecords:
         return self.deletions
 
 
+def mismatches(deletions: list[PartitionDeletion]) -> list[str]:
+    """Replicas where the deletion did not do what the plan said (a bug if any): the plan is
+    made on the replica read, and the in-step replicas hold the same log."""
+    return [f"{w.partition_dir}: {field} differs from the plan"
+            for d in deletions for w in d.written
+            for field in ("low_watermark", "deleted", "segments")
+            if getattr(w.deletion, field) != getattr(d.plan, field)]
+
+
 def deletion_rows(deletions: list[PartitionDeletion], executed: bool) -> list[dict[str, Any]]:
     rows = []
     for d in deletions:
