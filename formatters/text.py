@@ -12,7 +12,10 @@ table, as ``--output table`` prints it when piped.
 
 from __future__ import annotations
 
+import codecs
 import importlib
+import io
+import os
 from typing import Any, Callable, Optional, TextIO
 
 from pylogctl.format import jackson
@@ -102,9 +105,15 @@ def render_log(section: Section, out: TextIO) -> None:
     elif kind == "snapshot":
         w(f"Snapshot end offset: {h['snapshotEndOffset']}, epoch: {h['snapshotEpoch']}\n")
     items = getattr(section, "items_or_lines", None)
+    write_bytes = None
     for b in items() if items is not None else section.items:
         if type(b) is str:  # pre-rendered batch lines (the C fast path of a shallow dump)
             w(b)
+            continue
+        if type(b) is bytes:  # pre-rendered batch and record lines, UTF-8 (deep C path)
+            if write_bytes is None:
+                write_bytes = _bytes_writer(out)
+            write_bytes(b)
             continue
         w(batch_line(b))
         w("\n")
@@ -117,6 +126,24 @@ def render_log(section: Section, out: TextIO) -> None:
     if invalid > 0:
         name = h["file"].replace("\\", "/").rsplit("/", 1)[-1]
         w(f"Found {invalid} invalid bytes at the end of {name}\n")
+
+
+def _bytes_writer(out: TextIO) -> Callable[[bytes], Any]:
+    """A writer of UTF-8 text given as bytes: straight to the binary buffer under ``out`` when
+    ``out`` would write the same bytes (a UTF-8 TextIOWrapper on a system whose newline is
+    ``\n``), skipping a decode and an encode of every line; else decoded and written as
+    text. Text written to ``out`` meanwhile is flushed first, so the order holds."""
+    raw = getattr(out, "buffer", None)
+    encoding = getattr(out, "encoding", None)
+    if (not isinstance(out, io.TextIOWrapper) or raw is None or not encoding
+            or os.linesep != "\n" or codecs.lookup(encoding).name != "utf-8"):
+        return lambda data: out.write(data.decode("utf-8"))
+    flush, put = out.flush, raw.write
+
+    def write(data: bytes) -> None:
+        flush()  # text written since goes first; with none pending, a cheap no-op
+        put(data)
+    return write
 
 
 def render_unknown(section: Section, out: TextIO) -> None:

@@ -1108,6 +1108,10 @@ extern const char pylogctl_crc32c_doc[];
 /* _batch_lines.c */
 PyObject *format_v2_batch_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 extern const char format_v2_batch_lines_doc[];
+PyObject *format_v2_record_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+extern const char format_v2_record_lines_doc[];
+PyObject *format_v2_batch_area_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+extern const char format_v2_batch_area_lines_doc[];
 
 /* scan_recovery: included, not a source of its own (setup.py lists the translation units) */
 #include "_recover_scan.c"
@@ -1131,6 +1135,10 @@ static PyMethodDef speedups_methods[] = {
      "crc32c() forced onto the table-driven path (for tests)."},
     {"format_v2_batch_lines", (PyCFunction)(void (*)(void))format_v2_batch_lines, METH_FASTCALL,
      format_v2_batch_lines_doc},
+    {"format_v2_record_lines", (PyCFunction)(void (*)(void))format_v2_record_lines, METH_FASTCALL,
+     format_v2_record_lines_doc},
+    {"format_v2_batch_area_lines", (PyCFunction)(void (*)(void))format_v2_batch_area_lines,
+     METH_FASTCALL, format_v2_batch_area_lines_doc},
     {"scan_recovery", (PyCFunction)(void (*)(void))scan_recovery, METH_FASTCALL,
      scan_recovery_doc},
     {"summarize_records", (PyCFunction)(void (*)(void))summarize_records, METH_FASTCALL,

@@ -214,6 +214,10 @@ class RecordBatch:
         return RecordsSummary(self.base_timestamp + min_delta, self.base_timestamp + max_delta,
                               keyless, sequential, attributes)
 
+    def record_area(self) -> bytes:
+        """The record area, decompressed: the bytes the records are decoded from."""
+        return self._record_area()[0]
+
     def _record_area(self) -> tuple[bytes, int | None]:
         """The (decompressed) record area, and its position in the buffer when it is the
         stored bytes themselves."""

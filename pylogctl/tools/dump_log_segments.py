@@ -31,13 +31,21 @@ from .record_parsers import DecoderAbortError, RecordParser, get_parser
 
 # The C accelerator's batch-line renderer (pylogctl/format/_batch_lines.c), when built and not
 # turned off with PYLOGCTL_NO_SPEEDUPS=1 (see record_batch.py).
+# Its deep counterparts render batch and record lines as UTF-8 bytes: a run of uncompressed
+# batches (format_v2_record_lines), or one compressed batch from its decompressed records.
 try:
     from ..format._speedups import format_v2_batch_lines as _c_batch_lines
 except ImportError:
     _c_batch_lines = None
+try:
+    from ..format._speedups import format_v2_batch_area_lines as _c_area_lines
+    from ..format._speedups import format_v2_record_lines as _c_record_lines
+except ImportError:  # not built, or built before them
+    _c_record_lines = _c_area_lines = None
 if os.environ.get("PYLOGCTL_NO_SPEEDUPS", "") not in ("", "0"):
-    _c_batch_lines = None
+    _c_batch_lines = _c_record_lines = _c_area_lines = None
 _LINES_PER_CHUNK = 4096
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 PROGRESS_STEP = 4 * 1024 * 1024  # bytes between progress reports: a call per batch costs
 
 @dataclass
@@ -58,11 +66,13 @@ class LogDump:
     def items(self) -> Iterator[dict[str, Any]]:
         return _dump_batches(self)  # type: ignore[return-value]
 
-    def items_or_lines(self) -> Iterator[dict[str, Any] | str]:
-        """``items``, except that runs of plain v2 batches of a shallow dump may come as a
-        ``str`` of kafka-dump-log's batch lines, rendered by the C accelerator when it is
-        built: the text formatter's fast path (62,000 lines per GiB cost ~6 us each in
-        Python). Footer and errors are the same as with ``items``."""
+    def items_or_lines(self) -> Iterator[dict[str, Any] | str | bytes]:
+        """``items``, except that runs of plain v2 batches may come pre-rendered by the C
+        accelerator when it is built: a shallow dump's as a ``str`` of kafka-dump-log's batch
+        lines (62,000 lines per GiB cost ~6 us each in Python), a deep one's (string decoders
+        or none, record metadata shown) as the UTF-8 ``bytes`` of its batch and record lines
+        (a million records per GiB: dicts, lines and the encode cost 2x Kafka's tool). The
+        text formatter's fast path; footer and errors are the same as with ``items``."""
         return _dump_batches(self, lines=True)
 
 
@@ -110,6 +120,12 @@ def _dump_batches(dump: LogDump, lines: bool = False) -> Iterator[dict[str, Any]
     parser = get_parser(opts.parser, opts.legacy_format) if opts.parser else None
     skip = opts.skip_record_metadata
     fast = lines and not deep and _c_batch_lines is not None
+    # the deep C path prints what record_to_dict + record_line print for these options only
+    deep_fast = (lines and deep and _c_record_lines is not None and parser is None
+                 and not skip and (not printing or (opts.key_decoder in _C_DECODERS
+                                                    and opts.value_decoder in _C_DECODERS)))
+    flags = ((1 if printing and opts.key_decoder == "string" else 0)  # print keys
+             | (2 if printing and opts.value_decoder == "string" else 0))  # print payloads
     non_consecutive: dict[int, int] = {}
     last_offset = -1
     valid_bytes = 0
@@ -139,9 +155,38 @@ def _dump_batches(dump: LogDump, lines: bool = False) -> Iterator[dict[str, Any]
                             progress(valid_bytes - reported)
                             reported = valid_bytes
                         continue
+                elif deep_fast and _INT64_MIN <= last_offset <= _INT64_MAX:
+                    # likewise with the record lines, as UTF-8 bytes
+                    text, pos, count, last_offset, gaps = _c_record_lines(
+                        fr.view, pos, fr.end, _LINES_PER_CHUNK, last_offset, flags)
+                    if count:
+                        valid_bytes = pos
+                        if gaps:
+                            for prev, off in gaps:
+                                non_consecutive[prev] = off
+                        fr.release(pos)
+                        yield text
+                        if progress is not None and valid_bytes - reported >= PROGRESS_STEP:
+                            progress(valid_bytes - reported)
+                            reported = valid_bytes
+                        continue
                 batch = None
                 for batch in fr.batches(pos):
                     position = batch.position
+                    if (deep_fast and type(batch) is RecordBatch and batch.attributes & 0x07
+                            and _INT64_MIN <= last_offset <= _INT64_MAX):
+                        done = _area_lines(batch, fr.view, last_offset, flags)
+                        if done is not None:  # a compressed batch, rendered in C
+                            text, last_offset, gaps = done
+                            if gaps:
+                                for prev, off in gaps:
+                                    non_consecutive[prev] = off
+                            valid_bytes += batch.size_in_bytes
+                            yield text
+                            if progress is not None and valid_bytes - reported >= PROGRESS_STEP:
+                                progress(valid_bytes - reported)
+                                reported = valid_bytes
+                            break
                     item = batch_to_dict(batch, valid_bytes)
                     if not item["isValid"]:
                         if first_invalid is None:
@@ -162,7 +207,7 @@ def _dump_batches(dump: LogDump, lines: bool = False) -> Iterator[dict[str, Any]
                     if progress is not None and valid_bytes - reported >= PROGRESS_STEP:
                         progress(valid_bytes - reported)
                         reported = valid_bytes
-                    if fast:
+                    if fast or deep_fast:
                         break
                 if batch is None:
                     break
@@ -183,7 +228,18 @@ def _dump_batches(dump: LogDump, lines: bool = False) -> Iterator[dict[str, Any]
     }
 
 
+def _area_lines(batch: RecordBatch, view, last_offset: int, flags: int):
+    """A compressed batch's lines by format_v2_batch_area_lines, or None for the Python path
+    (which raises any decompression error itself, with its position)."""
+    try:
+        area = batch.record_area()
+    except PylogctlError:
+        return None
+    return _c_area_lines(view, batch.position, area, last_offset, flags)
+
+
 _CODEC_NAMES = ("none", "gzip", "snappy", "lz4", "zstd")
+_C_DECODERS = ("string", "none")  # the decoders format_v2_record_lines reproduces
 
 
 def batch_to_dict(batch: AnyBatch, position: int) -> dict[str, Any]:

@@ -43,8 +43,11 @@ def test_dump_log_reports_every_valid_byte(tmp_path: Path, monkeypatch) -> None:
     root = _log_dir(tmp_path)
     monkeypatch.setattr(dump_log_segments, "PROGRESS_STEP", 10_000)  # several reports
     path = root / "t-0" / "00000000000000000000.log"
-    # shallow: runs of lines rendered in C (one run here); deep: batch by batch
-    for options, reports in ((DumpOptions(), 1), (DumpOptions(deep_iteration=True), 13)):
+    # runs of lines are rendered in C, batch lines and with --deep-iteration record lines too,
+    # a report per run (one run here); --skip-record-metadata takes the Python path, which
+    # reports batch by batch
+    for options, reports in ((DumpOptions(), 1), (DumpOptions(deep_iteration=True), 1),
+                             (DumpOptions(deep_iteration=True, skip_record_metadata=True), 13)):
         steps: list[int] = []
         dump = dump_log(path, options, steps.append)
         quiet = dump_log(path, options)
