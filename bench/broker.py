@@ -46,7 +46,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "broker"))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from deployed_kafka import DeployedKafka, run_tool  # noqa: E402
+from deployed_kafka import DeployedKafka, run_tool, wait_for_leaders  # noqa: E402
 
 MOCK_PARTITIONS = 4  # librdkafka's mock cluster auto-creates topics with 4 partitions
 
@@ -118,15 +118,8 @@ def create_topic(ck, config: dict, topic: str, partitions: int, mock: bool) -> N
         from confluent_kafka.admin import AdminClient, NewTopic
         admin = AdminClient(config)
         admin.create_topics([NewTopic(topic, partitions, 1)])[topic].result(60)
-    producer = ck.Producer(config)
-    deadline = time.perf_counter() + 60
-    while time.perf_counter() < deadline:
-        meta = producer.list_topics(topic, timeout=10).topics.get(topic)
-        if meta is not None and meta.error is None and meta.partitions and all(
-                p.leader >= 0 for p in meta.partitions.values()):
-            return
-        time.sleep(0.1)
-    raise RuntimeError(f"topic {topic} was not created")
+    if not wait_for_leaders(ck.Producer(config), topic):
+        raise RuntimeError(f"topic {topic} was not created")
 
 
 def java_produce(bootstrap: str, topic: str, messages: int, size: int) -> float:

@@ -199,14 +199,9 @@ def _admin(kafka):
 
 
 def _wait_for_leader(admin, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        meta = admin.list_topics(TOPIC, timeout=10).topics.get(TOPIC)
-        if meta is not None and meta.error is None and meta.partitions and all(
-                p.leader >= 0 for p in meta.partitions.values()):
-            return
-        time.sleep(0.1)
-    raise SystemExit(f"bench: Kafka's partition {PARTITION} has no leader after {timeout} s")
+    from deployed_kafka import wait_for_leaders
+    if not wait_for_leaders(admin, TOPIC, timeout):
+        raise SystemExit(f"bench: Kafka's partition {PARTITION} has no leader after {timeout} s")
 
 
 def _set_entry(path: Path, offset: int | None) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Optional
 
@@ -64,3 +65,17 @@ def run_tool(tool: str, *args: str, timeout: float = 1800) -> str:
     if out.returncode != 0:
         raise RuntimeError(f"{tool} exited {out.returncode}: {out.stderr[-2000:]}")
     return out.stdout
+
+
+def wait_for_leaders(client, topic: str, timeout: float = 60) -> bool:
+    """Whether every partition of ``topic`` has a leader within ``timeout`` seconds, asked of
+    ``client`` (a confluent-kafka Producer or AdminClient): a topic just created, or a
+    broker just started, serves nothing before."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        meta = client.list_topics(topic, timeout=10).topics.get(topic)
+        if meta is not None and meta.error is None and meta.partitions and all(
+                p.leader >= 0 for p in meta.partitions.values()):
+            return True
+        time.sleep(0.1)
+    return False
