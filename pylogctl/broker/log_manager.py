@@ -49,6 +49,7 @@ from ..storage.log_dir import CLEAN_SHUTDOWN_FILE, META_PROPERTIES, PARTITION_ME
 from ..storage.log_manager import (CLEANER_OFFSET_CHECKPOINT, HIGH_WATERMARK_CHECKPOINT,
                                    LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT, LogDir)
 from ..storage.metadata_files import read_partition_metadata, read_properties
+from ..storage.naming import marked_dir_name
 from ..storage.retention import RetentionResult, delete_old_segments
 from ..storage.segment import LogSegment
 
@@ -203,7 +204,7 @@ class LogManager:
         for key in [k for k in self.logs if k[0] == topic]:
             loaded = self.logs.pop(key)
             loaded.log.close()
-            doomed = os.path.join(self.path, f"{topic}-{key[1]}.{uuid.uuid4().hex}-delete")
+            doomed = os.path.join(self.path, marked_dir_name(topic, key[1], "delete"))
             os.replace(loaded.log.dir, doomed)
             fsync_dir(self.path)
             shutil.rmtree(doomed, ignore_errors=True)

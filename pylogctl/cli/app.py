@@ -37,6 +37,7 @@ COMMANDS = {
     "delete-records": "delete_records",
     "dump-segment": "dump_segment",
     "get-offsets": "get_offsets",
+    "move": "move",
     "rebuild-index": "rebuild_index",
     "recover": "recover",
     "retention": "retention",

@@ -41,6 +41,10 @@ HELP = (
     "--threads N partitions of a log dir are recovered at once (default: the CPU count); "
     "the output keeps the partitions' order, and the changed checkpoint entries are written "
     "once per log dir, after its last partition.\n\n"
+    "Moves between two log dirs of a broker that a kill interrupted (`pylogctl move`) are "
+    "settled first when both dirs are given: a future replica that is a whole copy is "
+    "finished, a partial one deleted, and of a partition live in both dirs with identical "
+    "files the source copy is retired.\n\n"
     "Exit codes here: 1 when --check finds something to change (but not for rebuilt indexes "
     "or stray producer snapshots of a KRaft metadata log: Kafka's raft layer recovers that "
     "log at every start), or a partition cannot be planned because of bad data; 3 when a "
@@ -108,6 +112,6 @@ def _run(run: Recovery, output: str, check: bool) -> int:
     else:
         err(f"plan: {counts} to change; nothing changed"
             + (" (run with --execute to apply)" if changing else ""))
-        if check and any(s.needs_recovery for s in changing):
+        if check and (run.moves_pending or any(s.needs_recovery for s in changing)):
             code = max(code, int(ExitCode.DATA_ERROR))
     return code

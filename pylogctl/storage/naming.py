@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -126,6 +127,17 @@ class PartitionDirName:
     topic: str
     partition: int
     marker: str | None = None  # "delete", "future" or "stray"
+
+
+def partition_dir_name(topic: str, partition: int) -> str:
+    """``{topic}-{partition}``: a live replica's dir (``LocalLog.logDirName``)."""
+    return f"{topic}-{partition}"
+
+
+def marked_dir_name(topic: str, partition: int, marker: str) -> str:
+    """``{topic}-{partition}.{uuid}-{marker}`` with a fresh uuid (``LocalLog.
+    logDirNameWithSuffix``): a replica's dir renamed for deletion or as a future replica."""
+    return f"{partition_dir_name(topic, partition)}.{uuid.uuid4().hex}-{marker}"
 
 
 def parse_partition_dir_name(name: str) -> PartitionDirName | None:

@@ -22,6 +22,10 @@ the checkpoint entries that change. The rules kept here:
   the rebuilt index entries, ``segment.index.bytes`` sizes them), resolved as ``pylogctl
   config`` shows it (:class:`~.config.TopicConfigs`: the KRaft metadata log, ``--config``,
   ``--config-file``), as a broker loads each log with its own ``LogConfig``.
+- Moves between log dirs a kill interrupted (:mod:`pylogctl.storage.leftover_moves`: a
+  ``-future`` copy, a partition live in two dirs) are settled first, across the whole log
+  dirs given that belong to one broker; a log dir given alone cannot be compared with the
+  other end of its move, so give every log dir of the broker.
 - With ``mark_clean``, a log dir all of whose partitions were recovered without error is left
   as Kafka's clean shutdown leaves it (:meth:`~pylogctl.storage.log_manager.LogDir.
   mark_clean_shutdown`), so the broker then starts without recovering anything; a log dir
@@ -36,10 +40,12 @@ from typing import Any, Iterator
 
 from ..errors import ExitCode, LogDirLockedError, PylogctlError
 from ..storage.backup import Backup
+from ..storage.leftover_moves import leftover_moves
 from ..storage.load_plan import LoadPlan, plain_data, step_to_dict
 from ..storage.load_raft import is_metadata_log_dir
 from ..storage.lock import LogDirLock
 from ..storage.log_manager import CheckpointUpdate, LogDir, PartitionEntry, RecoveryResult
+from ..storage.replica_move import execute as execute_move
 from .config import ConfigOptions, TopicConfigs
 from .log_dir_run import LogDirRun, Target
 
@@ -139,6 +145,34 @@ class Recovery(LogDirRun[PartitionRecovery]):
         self._updates: list[CheckpointUpdate] = []
         self._failed = 0
         self._whole = False
+        self.moves_pending = 0  # interrupted moves a plan found (--check counts them)
+
+    def partitions(self, progress: Any = None) -> Iterator[PartitionRecovery]:
+        self._settle_moves()
+        yield from super().partitions(progress)
+
+    def _settle_moves(self) -> None:
+        """Finish or cancel the moves between the whole log dirs given that a kill cut short,
+        holding every one of their locks (:mod:`~pylogctl.storage.leftover_moves`)."""
+        whole = [t.log_dir for t in self.targets if t.partition_dirs is None]
+        locks = [LogDirLock(d).acquire() for d in whole] if self.options.execute else []
+        try:
+            dirs = {d: LogDir(d) for d in whole}
+            for found in leftover_moves(list(dirs.values())):
+                if found.plan is None:
+                    self.notes.append(found.note)
+                elif not self.options.execute:
+                    self.moves_pending += 1
+                    self.notes.append(f"{found.note} with --execute")
+                else:
+                    p = found.plan
+                    source, target = LogDir(p.source), LogDir(p.target)
+                    done = execute_move(p, source, target, backup_dir=self.options.backup_dir)
+                    self.notes += [found.note] + done.notes
+                    self.backups += done.backups
+        finally:
+            for lock in locks:
+                lock.release()
 
     def open_log_dir(self, log_dir: LogDir, target: Target) -> None:
         super().open_log_dir(log_dir, target)
