@@ -5,6 +5,9 @@ What an interrupted :mod:`.replica_move` leaves, and what is done with it (``rec
 - a ``-future`` replica that is a byte prefix of the live replica in another log dir of the
   broker: a copy cut short, deleted (the source is whole);
 - a ``-future`` replica identical to the live one: the copy was complete, the move finished;
+- a ``-delete`` dir of a partition live in another log dir, whose own dir's checkpoints still
+  list it (killed after the source was renamed, before its entries were dropped): the
+  entries are dropped and the dir deleted, as the rest of the move would have;
 - a partition live in two log dirs with identical files (killed after the future replica went
   live, before the source was renamed ``-delete``; Kafka refuses to start so): the source, the
   copy whose dir changed first (the destination's was written after it), is retired.
@@ -76,8 +79,12 @@ def leftover_moves(log_dirs: list[LogDir]) -> list[LeftoverMove]:
         for d in dirs:
             for e in list_dir(d.path):
                 name = parse_partition_dir_name(e.name)
+                key = None if name is None else (name.topic, name.partition)
                 if name is not None and name.marker == "future":
-                    found.append(_future(d, e.path, live.get((name.topic, name.partition), [])))
+                    found.append(_future(d, e.path, live.get(key, [])))
+                elif name is not None and name.marker == "delete" and any(
+                        o is not d for o, _ in live.get(key, [])) and _entries(d, *key):
+                    found.append(_retired(d, e.path, *key))
         for (topic, partition), copies in live.items():
             if len(copies) == 2:
                 found.append(_duplicate(topic, partition, copies))
@@ -106,6 +113,19 @@ def _future(target: LogDir, future: str, current: list[tuple[LogDir, str]]) -> L
     return LeftoverMove(f"{future}: an interrupted move from {path}, {what}", plan)
 
 
+def _entries(log_dir: LogDir, topic: str, partition: int) -> tuple[CheckpointUpdate, ...]:
+    """Removals of every checkpoint entry of ``topic-partition`` in ``log_dir``."""
+    return tuple(CheckpointUpdate(n, topic, partition, v, None) for n in CHECKPOINTS
+                 if (v := log_dir.checkpoints[n].get((topic, partition))) is not None)
+
+
+def _retired(log_dir: LogDir, doomed: str, topic: str, partition: int) -> LeftoverMove:
+    plan = MovePlan("retire-source", topic, partition, log_dir.path, log_dir.path, doomed, None)
+    plan.source_updates = _entries(log_dir, topic, partition)
+    return LeftoverMove(f"{doomed}: the source of a finished move, its checkpoint entries "
+                        f"dropped and the dir deleted", plan)
+
+
 def _duplicate(topic: str, partition: int, copies: list[tuple[LogDir, str]]) -> LeftoverMove:
     (d1, p1), (d2, p2) = copies
     if compare_copy(p1, p2) != "identical":
@@ -116,8 +136,6 @@ def _duplicate(topic: str, partition: int, copies: list[tuple[LogDir, str]]) -> 
     if os.stat(p1).st_mtime_ns > os.stat(p2).st_mtime_ns:
         (d1, p1), (d2, p2) = (d2, p2), (d1, p1)
     plan = MovePlan("retire-source", topic, partition, d1.path, d2.path, p1, None)
-    plan.source_updates = tuple(
-        CheckpointUpdate(n, topic, partition, v, None) for n in CHECKPOINTS
-        if (v := d1.checkpoints[n].get((topic, partition))) is not None)
+    plan.source_updates = _entries(d1, topic, partition)
     return LeftoverMove(f"{topic}-{partition} is live in {p1} and {p2} with identical files "
                         f"(a move killed before its source was renamed): {p1} retired", plan)

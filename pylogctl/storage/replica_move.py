@@ -105,6 +105,7 @@ class MovePlan:
     notes: list[str] = field(default_factory=list)
     source_log_end: int | None = None
     future_log_end: int | None = None
+    target_clean_shutdown: bool = False
 
     @property
     def size(self) -> int:
@@ -114,6 +115,9 @@ class MovePlan:
     def steps(self) -> list[str]:
         live = os.path.join(self.target, partition_dir_name(self.topic, self.partition))
         out = []
+        if self.action in ("move", "finish-future") and self.target_clean_shutdown:
+            out.append(f"remove {self.target}/.kafka_cleanshutdown (put back at the end if "
+                       f"{self.source} has one too)")
         if self.action == "move":
             out.append(f"copy {len(self.files)} files ({self.size} bytes) into "
                        f"{self.target}/{self.topic}-{self.partition}.<uuid>-future, fsynced")
@@ -171,7 +175,7 @@ def plan_move(source: LogDir, target: LogDir, topic: str, partition: int, *,
         raise UsageError(f"{entry.path} holds directories ({', '.join(subdirs)}): not a partition "
                          f"dir Kafka wrote", path=entry.path)
     plan = MovePlan("move", topic, partition, source.path, target.path, entry.path, None,
-                    tuple(files))
+                    tuple(files), target_clean_shutdown=target.clean_shutdown)
     into, out = _moved_updates(source, target, entry)
     plan.target_updates, plan.source_updates = tuple(into), tuple(out)
     st = os.statvfs(target.path)
@@ -219,7 +223,8 @@ def plan_future(source: LogDir, target: LogDir, topic: str, partition: int, *,
     current = [e for e in source.partitions if e.key == (topic, partition)]
     entry = current[0] if current else PartitionEntry(topic, partition, futures[0])
     plan = MovePlan("finish-future" if finish else "cancel-future", topic, partition,
-                    source.path, target.path, current[0].path if current else None, futures[0])
+                    source.path, target.path, current[0].path if current else None, futures[0],
+                    target_clean_shutdown=finish and target.clean_shutdown)
     future_entry = PartitionEntry(topic, partition, futures[0])
     plan.future_log_end = _log_end(target, futures[0], future_entry)
     if current:
@@ -338,8 +343,17 @@ def copy_replica(source_dir: str, future_dir: str, progress: Progress | None = N
             dst.flush()
             os.fsync(dst.fileno())
         shutil.copymode(path, dest)
+        _same_owner(path, dest)
+    _same_owner(source_dir, future_dir)
     fsync_dir(future_dir)
     fsync_dir(os.path.dirname(future_dir))
+
+
+def _same_owner(source: str, dest: str) -> None:
+    """Run as root, the copy keeps the broker user's ownership (or the broker cannot write)."""
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        st = os.stat(source)
+        os.chown(dest, st.st_uid, st.st_gid)
 
 
 def retire_source(source: LogDir, source_dir: str, topic: str, partition: int,

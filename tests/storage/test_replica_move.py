@@ -249,3 +249,16 @@ def test_cancel_future_deletes_it_and_its_entries(dirs):
     execute(plan, LogDir(a), LogDir(b))
     assert not future.exists() and entries(b, "__consumer_offsets", 11) == {}
     assert fingerprint(a / "__consumer_offsets-11") == before
+
+
+def test_a_renamed_source_with_entries_left_has_them_dropped(dirs):
+    a, b = dirs
+    moved = entries(a, "test1", 4)
+    copy_replica(str(a / "test1-4"), str(b / "test1-4"))
+    doomed = a / "test1-4.0123456789abcdef0123456789abcdef-delete"
+    os.rename(a / "test1-4", doomed)
+    [found] = leftover_moves([LogDir(a), LogDir(b)])
+    assert found.plan.action == "retire-source"
+    execute(found.plan, LogDir(a), LogDir(b))
+    assert entries(a, "test1", 4) == {} and moved and not doomed.exists()
+    assert leftover_moves([LogDir(a), LogDir(b)]) == []
