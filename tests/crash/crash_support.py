@@ -124,6 +124,29 @@ def copy_corpus_partition(corpus: Path, log_dir: str, partition: str, dst: Path)
     return target / partition
 
 
+def write_segmented_partition(log_dir: Path, name: str, batches: int,
+                              epoch_every: int) -> int:
+    """``log_dir/name``: ``batches`` batches of three 60-byte records, a new leader epoch every
+    ``epoch_every`` batches, appended through the engine with 3000-byte segments (so several
+    segments, indexes and producer snapshots); returns the log end offset."""
+    from pylogctl.format.builder import RecordBatchBuilder
+    from pylogctl.storage.log_config import LogConfig
+    from pylogctl.storage.log_manager import LogDir
+
+    (log_dir / name).mkdir()
+    data, offset = [], 0
+    for n in range(batches):
+        builder = RecordBatchBuilder(base_offset=offset, partition_leader_epoch=n // epoch_every)
+        for _ in range(3):
+            builder.append(1_700_000_000_000 + offset, None, b"x" * 60)
+        offset = builder.next_offset()
+        data.append(builder.build())
+    logs = LogDir(str(log_dir))
+    logs.with_loaded_log(logs.entry_for_dir(str(log_dir / name)), LogConfig(segment_bytes=3000),
+                         None, None, lambda log, _: [log.append_as_follower(b) for b in data])
+    return offset
+
+
 def file_bytes(root: Path) -> dict[str, bytes]:
     """Every file below ``root`` (relative name -> bytes), the lock file left out."""
     return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))

@@ -14,10 +14,7 @@ import pytest
 
 from crash_checks import check_state, recover
 from crash_support import (count_kill_points, kill_each, partition_batches, read_checkpoint,
-                           run_cli, segment_logs, spread)
-from pylogctl.format.builder import RecordBatchBuilder
-from pylogctl.storage.log_config import LogConfig
-from pylogctl.storage.log_manager import LogDir
+                           run_cli, segment_logs, spread, write_segmented_partition)
 from pylogctl.tools.sample_log_dir import write_sample_log_dir
 
 MAX_KILLS = 24
@@ -28,18 +25,7 @@ OFFSET = 80  # inside the third segment: two go
 def template(tmp_path_factory) -> Path:
     d = tmp_path_factory.mktemp("crash-delete-records") / "logs"
     write_sample_log_dir(d)
-    (d / "ts-0").mkdir()
-    data, offset = [], 0
-    for n in range(60):
-        builder = RecordBatchBuilder(base_offset=offset, partition_leader_epoch=n // 20)
-        for _ in range(3):
-            builder.append(1_700_000_000_000 + offset, None, b"x" * 60)
-        offset = builder.next_offset()
-        data.append(builder.build())
-    logs = LogDir(str(d))
-    logs.with_loaded_log(logs.entry_for_dir(str(d / "ts-0")), LogConfig(segment_bytes=3000),
-                         None, None,
-                         lambda log, _: [log.append_as_follower(b) for b in data])
+    offset = write_segmented_partition(d, "ts-0", 60, 20)
     checkpoint = d / "replication-offset-checkpoint"
     entries = checkpoint.read_text().split("\n")[2:-1] + [f"ts 0 {offset}"]
     checkpoint.write_text(f"0\n{len(entries)}\n" + "".join(e + "\n" for e in entries))

@@ -14,9 +14,7 @@ import pytest
 
 from crash_checks import check_state, recover
 from crash_support import (count_kill_points, file_bytes, kill_each, read_checkpoint, run_cli,
-                           spread)
-from pylogctl.format.builder import RecordBatchBuilder
-from pylogctl.storage.log_config import LogConfig
+                           spread, write_segmented_partition)
 from pylogctl.storage.log_manager import CHECKPOINTS, LogDir
 from pylogctl.tools.sample_log_dir import write_sample_log_dir
 
@@ -29,18 +27,7 @@ def template(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("crash-move") / "broker"
     a, b = root / "a", root / "b"
     write_sample_log_dir(a)
-    (a / "ts-0").mkdir()
-    data, offset = [], 0
-    for n in range(30):
-        builder = RecordBatchBuilder(base_offset=offset, partition_leader_epoch=n // 10)
-        for _ in range(3):
-            builder.append(1_700_000_000_000 + offset, None, b"x" * 60)
-        offset = builder.next_offset()
-        data.append(builder.build())
-    logs = LogDir(str(a))
-    logs.with_loaded_log(logs.entry_for_dir(str(a / "ts-0")), LogConfig(segment_bytes=3000),
-                         None, None,
-                         lambda log, _: [log.append_as_follower(x) for x in data])
+    write_segmented_partition(a, "ts-0", 30, 10)
     (a / ".kafka_cleanshutdown").write_text(MARKER)
     logs = LogDir(str(a))
     logs.apply(logs.plan_all())  # the recovery point at the log end, as a clean shutdown leaves
