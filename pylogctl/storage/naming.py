@@ -135,9 +135,14 @@ def partition_dir_name(topic: str, partition: int) -> str:
 
 
 def marked_dir_name(topic: str, partition: int, marker: str) -> str:
-    """``{topic}-{partition}.{uuid}-{marker}`` with a fresh uuid (``LocalLog.
-    logDirNameWithSuffix``): a replica's dir renamed for deletion or as a future replica."""
-    return f"{partition_dir_name(topic, partition)}.{uuid.uuid4().hex}-{marker}"
+    """``{topic}-{partition}.{uuid}-{marker}`` with a fresh uuid: a replica's dir renamed for
+    deletion or as a future replica (``LocalLog.logDirNameWithSuffix``); a ``-delete`` or
+    ``-stray`` name cuts the topic so that it fits in 255 characters
+    (``logDirNameWithSuffixCappedLength``)."""
+    tail = f"-{partition}.{uuid.uuid4().hex}-{marker}"
+    if marker == "future":
+        return topic + tail
+    return topic[:max(0, min(len(topic), 255 - len(tail)))] + tail
 
 
 def parse_partition_dir_name(name: str) -> PartitionDirName | None:
