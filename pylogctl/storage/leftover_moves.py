@@ -66,12 +66,19 @@ class LeftoverMove:
 
 
 def leftover_moves(log_dirs: list[LogDir]) -> list[LeftoverMove]:
-    """The interrupted moves among ``log_dirs`` (grouped by broker), with what to do."""
+    """The interrupted moves among ``log_dirs`` (grouped by broker: ``meta.properties``'
+    cluster.id and node.id; dirs without them are never compared), with what to do."""
     found: list[LeftoverMove] = []
     brokers: dict[tuple[str | None, str | None], list[LogDir]] = {}
     for d in log_dirs:
-        brokers.setdefault(broker_of(d), []).append(d)
+        if None not in broker_of(d):  # dirs without meta.properties may be any broker's
+            brokers.setdefault(broker_of(d), []).append(d)
     for dirs in brokers.values():
+        ids = [(d.meta or {}).get("directory.id") for d in dirs]
+        if len(dirs) > 1 and len({i for i in ids if i}) < len([i for i in ids if i]):
+            found.append(LeftoverMove(f"{', '.join(d.path for d in dirs)}: copies of one log "
+                                      f"dir (the same directory.id), not compared"))
+            continue
         live: dict[tuple[str, int], list[tuple[LogDir, str]]] = {}
         for d in dirs:
             for e in d.partitions:

@@ -262,3 +262,19 @@ def test_a_renamed_source_with_entries_left_has_them_dropped(dirs):
     execute(found.plan, LogDir(a), LogDir(b))
     assert entries(a, "test1", 4) == {} and moved and not doomed.exists()
     assert leftover_moves([LogDir(a), LogDir(b)]) == []
+
+
+def test_dirs_of_other_brokers_or_copies_are_never_compared(dirs, tmp_path):
+    """Identical replicas in two brokers' dirs (or in two copies of one dir) are not a move."""
+    a, b = dirs
+    copy_replica(str(a / "test1-4"), str(b / "test1-4"))
+    (b / "meta.properties").write_text(f"version=1\nnode.id=2\ncluster.id={CLUSTER}\n")
+    assert leftover_moves([LogDir(a), LogDir(b)]) == []
+    (b / "meta.properties").unlink()
+    (a / "meta.properties").unlink()
+    assert leftover_moves([LogDir(a), LogDir(b)]) == []
+    for d in (a, b):
+        (d / "meta.properties").write_text(f"version=1\nnode.id=1\ncluster.id={CLUSTER}\n"
+                                           f"directory.id=same\n")
+    [found] = leftover_moves([LogDir(a), LogDir(b)])
+    assert found.plan is None and "copies of one log dir" in found.note
