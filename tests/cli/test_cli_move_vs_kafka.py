@@ -6,12 +6,15 @@ moving ``slow-0`` to its other log dir (a ``-future`` replica part-copied). On a
 finishing (it has not caught up) and cancelled. Then the real broker starts on the two dirs:
 it must serve every record, from the new dir, with each partition in one dir only, and its
 controller must record the new dir (the broker sends AssignReplicasToDirs: the partition's
-last PartitionRecord/PartitionChangeRecord names the new dir's ``directory.id``).
+last PartitionRecord/PartitionChangeRecord names the new dir's ``directory.id``). And a copy
+of ``moved-1`` cut short, as a kill during ``move`` leaves it and not repaired, is resumed and
+finished by Kafka itself.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import time
 from pathlib import Path
@@ -21,6 +24,7 @@ import pytest
 from kafka_jbod_scenario import broker_on, holder, jbod_scenario
 from kafka_jvm import require_kafka, run_tool
 from kafka_served import read_served
+from pylogctl.storage.replica_move import copy_replica
 from support import run_pylogctl
 
 
@@ -70,11 +74,22 @@ def run(tmp_path_factory):
                                root / slow_to, "--cancel-future", "--execute"),
     }
     files = {d: sorted(p.name for p in (root / d).iterdir()) for d in ("a", "b")}
+    # a move of moved-1 killed mid-copy, left without `recover`: Kafka resumes it itself
+    m1_from = info["moved-1"]
+    m1_to = "b" if m1_from == "a" else "a"
+    partial = root / m1_to / f"moved-1.{'f' * 32}-future"
+    copy_replica(str(root / m1_from / "moved-1"), str(partial))
+    log = next(partial.glob("*.log"))
+    os.truncate(log, log.stat().st_size // 2)
     topic_id = (root / dst / "moved-0" / "partition.metadata").read_text().split(
         "topic_id:")[1].strip()
     broker = broker_on(root, root / "broker")
     broker.start()
     try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and partial.exists():
+            time.sleep(0.5)
+        resumed = not partial.exists() and holder(root, "moved-1") == m1_to
         served = read_served(broker.bootstrap)
         directories = None
         deadline = time.monotonic() + 60
@@ -85,7 +100,7 @@ def run(tmp_path_factory):
     finally:
         broker.stop()
     return dict(root=root, info=info, src=src, dst=dst, results=results, files=files,
-                served=served, directories=directories, want=want,
+                served=served, directories=directories, want=want, resumed=resumed,
                 log=broker.log_text())
 
 
@@ -126,3 +141,9 @@ def test_kafka_serves_every_record_from_the_new_dir(run):
 
 def test_kafka_metadata_points_at_the_new_dir(run):
     assert run["directories"] == [run["want"]]
+
+
+def test_kafka_finishes_a_copy_cut_short_itself(run):
+    """A kill during the copy leaves a future replica Kafka resumes (ReplicaAlterLogDirs
+    Thread) and swaps in: moved-1 ends in the other dir, and every record is served."""
+    assert run["resumed"]
