@@ -16,6 +16,9 @@ coordinator does (each id's :mod:`.transaction_metadata`, shared with the broker
 Offsets: :mod:`.list_offsets` answers ListOffsets (``kafka-get-offsets``) from a partition's
 files, and :mod:`.delete_records` raises log start offsets as DeleteRecords does on every
 in-step replica.
+Replicas: :mod:`.replica_divergence` compares every broker's copy of a partition against the
+leader's (the best replica, or one to elect), each truncated as a follower would
+(:mod:`.follower_truncation`, OffsetsForLeaderEpoch of KIP-101/279).
 Nothing here prints; only the appends and :mod:`.delete_records` write: :mod:`.replica_append` appends batches to every
 in-step replica (:mod:`.offsets_append` the groups' records, :mod:`.transaction_abort` the
 markers).

@@ -74,6 +74,14 @@ class LeaderEpochFileCache:
         return cls(os.path.join(os.fspath(partition_dir), LEADER_EPOCH_CHECKPOINT),
                    persist=persist)
 
+    @classmethod
+    def in_memory(cls, entries: Iterable[EpochEntry]) -> "LeaderEpochFileCache":
+        """A cache of ``entries`` with no file behind it (a replica's chain, simulated)."""
+        cache = cls("", persist=False)
+        for entry in entries:
+            cache._assign(entry)
+        return cache
+
     # -- writes ----------------------------------------------------------------------------
     def assign(self, epoch: int, start_offset: int) -> None:
         """Record that ``epoch`` starts at ``start_offset``; flushed at once if that changes
