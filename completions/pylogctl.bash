@@ -6,7 +6,7 @@
 _pylogctl_spec() {
     case $1 in
         '')
-            subs='config compact consumer-groups delete-records dump-segment get-offsets move rebuild-index recover retention sample scan share-groups stats streams-groups transactions truncate broker'
+            subs='config compact consumer-groups delete-records dump-segment get-offsets move rebuild-index recover replicas retention sample scan share-groups stats streams-groups transactions truncate broker'
             opts='--version --debug --no-color -h --help'
             vopts='' ;;
         'config')
@@ -45,6 +45,10 @@ _pylogctl_spec() {
             subs=''
             opts='--execute --backup-dir --check --mark-clean --threads --config --config-file -o --output -h --help'
             vopts='--backup-dir --threads --config --config-file -o --output' ;;
+        'replicas')
+            subs=''
+            opts='--topic --partition --elect -v --verbose --execute --backup-dir -o --output -h --help'
+            vopts='--topic --partition --elect --backup-dir -o --output' ;;
         'retention')
             subs=''
             opts='--topic --partition --config --config-file --now-ms --execute --backup-dir -o --output -h --help'
@@ -137,6 +141,8 @@ _pylogctl_value() {
         'recover|--backup-dir') _pylogctl_dirs ;;
         'recover|--config-file') _pylogctl_files ;;
         'recover|-o'|'recover|--output') _pylogctl_words 'text table json ndjson yaml' ;;
+        'replicas|--backup-dir') _pylogctl_dirs ;;
+        'replicas|-o'|'replicas|--output') _pylogctl_words 'text table json ndjson yaml' ;;
         'retention|--config-file') _pylogctl_files ;;
         'retention|--backup-dir') _pylogctl_dirs ;;
         'retention|-o'|'retention|--output') _pylogctl_words 'text table json ndjson yaml' ;;
@@ -179,6 +185,8 @@ _pylogctl_arg() {
             (( $2 >= 0 )) && _pylogctl_files ;;
         'recover')
             (( $2 >= 0 )) && _pylogctl_files ;;
+        'replicas')
+            (( $2 >= 0 )) && _pylogctl_dirs ;;
         'retention')
             (( $2 >= 0 )) && _pylogctl_files ;;
         'sample')

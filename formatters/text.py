@@ -250,6 +250,7 @@ _ELSEWHERE: dict[str, tuple[str, str]] = {
     "get-offsets": ("offsets_text", "render_get_offsets"),
     "delete-records": ("offsets_text", "render_delete_records"),
     "move": ("move_text", "render_move"),
+    "replicas": ("replicas_text", "render_replicas"),
     **{kind: (module, "SECTION_RENDERERS")
        for module, kinds in (
            ("consumer_groups_text", ("group-list", "group-describe", "group-reset",

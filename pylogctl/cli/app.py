@@ -40,6 +40,7 @@ COMMANDS = {
     "move": "move",
     "rebuild-index": "rebuild_index",
     "recover": "recover",
+    "replicas": "replicas",
     "retention": "retention",
     "sample": "sample",
     "scan": "scan",

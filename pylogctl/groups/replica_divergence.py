@@ -115,12 +115,15 @@ class ReplicaReport:
 
     @property
     def agrees(self) -> bool:
-        return (self.mismatch is None and self.unique is None
-                and (self.truncation is None or not self.truncation.changed))
+        """Nothing to truncate, nothing unlike the leader's (a follower may lag)."""
+        return self.mismatch is None and (self.truncation is None
+                                          or not self.truncation.changed)
 
     def to_dict(self) -> dict:
         r, log, t = self.replica, self.log, self.truncation
-        return {"brokerId": r.broker_id, "logDir": r.log_dir, "partitionDir": r.path,
+        topic, partition = r.entry.key
+        return {"topic": topic, "partition": partition, "brokerId": r.broker_id,
+                "logDir": r.log_dir, "partitionDir": r.path,
                 "leader": self.is_leader, "topicId": self.topic_id,
                 "logStartOffset": log.log_start_offset, "logEndOffset": log.log_end_offset,
                 "highWatermark": log.high_watermark,
@@ -156,10 +159,16 @@ class PartitionReplicas:
     def agrees(self) -> bool:
         return not self.topic_id_mismatch and all(r.agrees for r in self.replicas)
 
+    @property
+    def single_copies(self) -> bool:
+        """Some records are held by one replica only."""
+        return any(r.unique for r in self.replicas)
+
     def to_dict(self) -> dict:
         return {"topic": self.topic, "partition": self.partition,
                 "leaderBrokerId": self.leader.replica.broker_id,
                 "leaderReason": self.leader_reason, "agree": self.agrees,
+                "singleCopies": self.single_copies,
                 "topicIdMismatch": self.topic_id_mismatch, "notes": self.notes}
 
 
