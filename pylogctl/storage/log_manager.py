@@ -22,11 +22,14 @@ broker runs, and one dir per partition. Kafka's rules kept here (``LogManager.lo
   (``maybeTruncateCheckpoint``). Every write holds ``.lock``, and checkpoints are replaced
   atomically; a ``.tmp`` beside one (a write interrupted before its rename) is listed in
   :attr:`LogDir.temp_files` and removed by :meth:`LogDir.remove_temp_files`.
-- Unlike a broker, nothing here deletes ``.kafka_cleanshutdown``, and only
-  :meth:`LogDir.mark_clean_shutdown` writes it: after a caller has recovered every partition of
-  the log dir, it leaves what Kafka's clean shutdown leaves (files flushed, recovery points at
-  the log ends, then the marker), so the next start skips recovery. An offline tool cannot
-  vouch for partitions it did not load, so nothing else writes it.
+- Only :meth:`LogDir.mark_clean_shutdown` writes a new ``.kafka_cleanshutdown``: after a
+  caller has recovered every partition of the log dir, it leaves what Kafka's clean shutdown
+  leaves (files flushed, recovery points at the log ends, then the marker), so the next start
+  skips recovery. An offline tool cannot vouch for partitions it did not load. While
+  :meth:`LogDir.with_loaded_log` changes a partition, the marker is set aside, as a broker
+  deletes it once it runs, and put back (the same bytes) once the log is closed and its
+  checkpoints written: a kill in between leaves a dir the next start recovers, not one that
+  claims a clean shutdown over half-changed files.
 """
 
 from __future__ import annotations
@@ -406,6 +409,7 @@ class LogDir:
         with _held(self.path, lock) as lock:
             now = self.refreshed()
             i = now.load_inputs(now.entry_for_dir(entry.path))
+            marker = _set_aside_clean_shutdown(self.path)
             log = Log.load(entry.path, config,
                            log_start_offset_checkpoint=i.log_start_offset_checkpoint,
                            recovery_point_checkpoint=i.recovery_point_checkpoint,
@@ -431,6 +435,8 @@ class LogDir:
                 log.close()
                 notes.extend(now.write_checkpoint_updates(updates, backup))
                 self.checkpoints = now.checkpoints
+            if marker is not None:
+                write_file_atomically(os.path.join(self.path, CLEAN_SHUTDOWN_FILE), marker)
         saved = list(log.load_result.backups if log.load_result else [])
         saved += (log.backup.saved if log.backup else []) + (backup.saved if backup else [])
         return (log.load_result, result, _merged(early + updates), tuple(dict.fromkeys(saved)),
@@ -528,6 +534,19 @@ class LogDir:
     def __repr__(self) -> str:
         return (f"LogDir({self.path!r}, partitions={len(self.partitions)}, "
                 f"clean_shutdown={self.clean_shutdown})")
+
+
+def _set_aside_clean_shutdown(log_dir: str) -> bytes | None:
+    """Delete ``.kafka_cleanshutdown`` (durably) and return its bytes; None if absent."""
+    path = os.path.join(log_dir, CLEAN_SHUTDOWN_FILE)
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        return None
+    os.remove(path)
+    fsync_dir(log_dir)
+    return data
 
 
 def _merged(updates: list[CheckpointUpdate]) -> tuple[CheckpointUpdate, ...]:
