@@ -238,23 +238,24 @@ def compare_partition(log_dirs: LogDirs, topic: str, partition: int, *,
 def compare_all(log_dirs: LogDirs, topics: Iterable[str] | None = None,
                 partitions: Iterable[int] | None = None, *, elect: int | None = None,
                 config: LogConfig = LogConfig()) -> Iterator[PartitionReplicas]:
-    """:func:`compare_partition` for every partition with several replicas, in order."""
+    """:func:`compare_partition` for every partition with several replicas (and, with
+    ``elect``, one on that broker), in order."""
+    for topic, p in multi_replica_partitions(log_dirs, topics, partitions):
+        found = compare_partition(log_dirs, topic, p, elect=elect, config=config)
+        if found is not None:
+            yield found
+
+
+def multi_replica_partitions(log_dirs: LogDirs, topics: Iterable[str] | None = None,
+                             partitions: Iterable[int] | None = None
+                             ) -> list[tuple[str, int]]:
+    """The partitions with several replicas, limited to ``topics`` and ``partitions``."""
     wanted_topics = None if topics is None else set(topics)
     wanted = None if partitions is None else set(partitions)
-    for topic in log_dirs.topics():
-        if wanted_topics is not None and topic not in wanted_topics:
-            continue
-        for p in log_dirs.partitions(topic):
-            if wanted is not None and p not in wanted:
-                continue
-            found = compare_partition(log_dirs, topic, p, elect=elect, config=config)
-            if found is not None:
-                yield found
-
-
-def multi_replica_partitions(log_dirs: LogDirs) -> int:
-    return sum(1 for t in log_dirs.topics() for p in log_dirs.partitions(t)
-               if len(log_dirs.replicas(t, p)) > 1)
+    return [(t, p) for t in log_dirs.topics()
+            if wanted_topics is None or t in wanted_topics
+            for p in log_dirs.partitions(t)
+            if (wanted is None or p in wanted) and len(log_dirs.replicas(t, p)) > 1]
 
 
 def _report(log_dirs: LogDirs, replica: Replica, config: LogConfig) -> ReplicaReport:

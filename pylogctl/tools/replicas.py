@@ -108,7 +108,19 @@ class ReplicasRun:
 
     @property
     def total(self) -> int:
-        return multi_replica_partitions(self.log_dirs)
+        return len(self._partitions)
+
+    @property
+    def _partitions(self) -> list[tuple[str, int]]:
+        r = self.request
+        return multi_replica_partitions(self.log_dirs, r.topics or None, r.partitions or None)
+
+    @property
+    def not_on_elected(self) -> list[str]:
+        """The partitions with several replicas, none of them on the elected broker."""
+        e = self.request.elect
+        return [f"{t}-{p}" for t, p in self._partitions if e is not None and all(
+            rep.broker_id != e for rep in self.log_dirs.replicas(t, p))]
 
     def sections_for(self, advance: Optional[Callable[[int], None]] = None
                      ) -> Iterator[ReplicasSection]:
@@ -147,6 +159,11 @@ class ReplicasRun:
             verb = "truncated" if self.request.execute else "to truncate"
             what += f"; electing broker {self.request.elect}: {n} replica" \
                     f"{'' if n == 1 else 's'} {verb}"
+            away = self.not_on_elected
+            if away:
+                what += (f"; {len(away)} partition{'' if len(away) == 1 else 's'} without a "
+                         f"replica on broker {self.request.elect} left alone ("
+                         + ", ".join(away[:5]) + (", ..." if len(away) > 5 else "") + ")")
         return what
 
 

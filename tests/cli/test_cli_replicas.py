@@ -120,3 +120,10 @@ def test_elect_refuses_a_log_dir_a_broker_holds(cli, cluster):
         r = cli("replicas", cluster, "--elect", "2", "--execute")
     assert r.code == 4 and "lock" in r.err.lower()
     assert snapshot(cluster) == before
+
+
+def test_partitions_without_a_replica_on_the_elected_broker_are_left_alone(cli, cluster):
+    broker_dir(cluster, 3, [(0, 2, "u")], topic="u")
+    r = cli("replicas", cluster, "--elect", "3", "--execute")
+    assert r.code == 0 and r.out == ""
+    assert "1 partition without a replica on broker 3 left alone (t-0)" in r.err
