@@ -3,13 +3,15 @@ truncate and lose.
 
 ::
 
-    t-0: leader broker 2 (best replica: highest leader epoch); followers compared at epoch 2
-      broker 2 (leader): log 0..17, high watermark 17, epochs 0@0 1@10 (/data/b2/t-0)
-        only copy of offsets 10..16: 7 records in 2 batches, 2023-11-14T22:13:20.010Z ..
-      broker 1: log 0..15, high watermark 10, epochs 0@0 (/data/b1/t-0)
-        diverges at 10: the leader's epoch 0 ends at 10; in this log it ends at 15
+    t-0: leader broker 2 (broker 2 elected); followers compared at leader epoch 2
+      broker 2 (leader): log start 0, log end 17, high watermark 17, epochs 0@0 1@10, ...
+        only copy of offsets 10..16: 7 records in 2 batches, 2023-11-14T22:13:20.010Z .. ...
+      broker 1: log start 0, log end 15, high watermark 10, epochs 0@0, ...
+        truncates to 10: the leader's epoch 0 ends at 10; in this log it ends at 15
         loses offsets 10..14: 5 records in 2 batches, 2023-11-14T22:13:20.010Z .. ...
-      plan: /data/b1/t-0: truncate to offset 10: log end 15 -> 10
+      plan: /data/b1/t-0: truncate to offset 10: cut segment 0: ...; log end 15 -> 10; ...
+
+Offset ranges are inclusive; epochs are ``epoch@start offset``.
 """
 
 from __future__ import annotations
@@ -45,8 +47,8 @@ def render_replicas(section: Section, out: TextIO) -> None:
     for r in section.items:
         epochs = " ".join(f"{e}@{s}" for e, s in r["leaderEpochs"]) or "none"
         role = " (leader)" if r["leader"] else ""
-        w(f"  broker {r['brokerId']}{role}: log {r['logStartOffset']}..{r['logEndOffset']}, "
-          f"high watermark {r['highWatermark']}, epochs {epochs}, topic id "
+        w(f"  broker {r['brokerId']}{role}: log start {r['logStartOffset']}, log end "
+          f"{r['logEndOffset']}, high watermark {r['highWatermark']}, epochs {epochs}, topic id "
           f"{r['topicId'] or '-'} ({r['partitionDir']})\n")
         t = r["truncation"]
         if t:
