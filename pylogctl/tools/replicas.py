@@ -55,7 +55,10 @@ class ReplicasSection:
 
     @property
     def items(self) -> Iterator[dict[str, Any]]:
-        return (r.to_dict() for r in self.found.replicas)
+        """The replicas, each with its truncate plan (with ``elect``), so ndjson has it."""
+        plans = {t.entry.path: _truncation(t) for t in self.truncations}
+        for r in self.found.replicas:
+            yield {**r.to_dict(), "truncate": plans.get(r.replica.path)}
 
     @property
     def footer(self) -> dict[str, Any]:

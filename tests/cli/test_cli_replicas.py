@@ -86,6 +86,9 @@ def test_elect_plans_without_changing_anything_then_executes(cli, cluster, tmp_p
 
 
 def test_electing_the_other_broker_truncates_the_other_side(cli, cluster):
+    lines = cli("replicas", cluster, "--elect", "1", "-o", "ndjson").out.splitlines()
+    assert [json.loads(x)["truncate"] and json.loads(x)["truncate"]["offset"]
+            for x in lines] == [None, 10]
     doc = json.loads(cli("replicas", cluster, "--elect", "1", "-o", "json").out)[0]
     assert doc["leaderBrokerId"] == 1 and doc["truncate"][0]["partitionDir"].endswith(
         "broker2/t-0")
