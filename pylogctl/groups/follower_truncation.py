@@ -30,8 +30,8 @@ from typing import Callable, Literal
 from ..storage.checkpoint import EpochEntry
 from ..storage.leader_epoch_cache import (UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET,
                                           LeaderEpochFileCache)
+from ..storage.truncation_plan import Mode
 
-Mode = Literal["to-offset", "start-at"]
 StepKind = Literal["high-watermark", "diverging-epoch", "intermediate", "out-of-range"]
 
 

@@ -26,8 +26,8 @@ from ..storage.load_plan import LoadPlan
 from ..storage.log_config import LogConfig
 from ..storage.log_dir import PARTITION_METADATA
 from ..storage.metadata_files import read_partition_metadata
-from ..storage.truncation_plan import predict_truncation, segment_bytes_after_load
-from .follower_truncation import (FollowerTruncation, Mode, ReplicaLog, elected_leader_epoch,
+from ..storage.truncation_plan import Mode, predict_truncation, segment_bytes_after_load
+from .follower_truncation import (FollowerTruncation, ReplicaLog, elected_leader_epoch,
                                   follower_truncation)
 from .replicas import LogDirs, Replica
 
