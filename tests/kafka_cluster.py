@@ -15,7 +15,9 @@ with its roles changed): node 1 controls, nodes 2 and 3 hold the data.
 
 Then the judge, still cached: the cluster restarts on a copy, ``after/``, broker 3 first (it
 leads), then broker 2, which rejoins as a follower, truncates as Kafka's fetcher decides, and
-catches up; its ``server.log`` says where it truncated.
+catches up; its ``server.log`` says where it truncated. On another copy, ``elect2/``, broker 2
+starts alone and is elected uncleanly in turn, then broker 3 rejoins as its follower: its
+latest epoch is one broker 2 never had.
 """
 
 from __future__ import annotations
@@ -153,7 +155,7 @@ def _generate(root: Path, version: str) -> None:
         produce(b2.bootstrap, "lost", N1, N2)
         b2.kill()
         b3.start()
-        _wait_until("fenced broker 2", lambda: _elect_unclean(b3) == 3, timeout=60)
+        _wait_until("fenced broker 2", lambda: _elect_unclean(b3, 3), timeout=60)
         produce(b3.bootstrap, "new", N1, N3)
         b3.tool("kafka-configs", "--alter", "--entity-type", "topics", "--entity-name", TOPIC,
                 "--add-config", "unclean.leader.election.enable=false")
@@ -164,22 +166,39 @@ def _generate(root: Path, version: str) -> None:
     _judge(root, version)
 
 
-def _elect_unclean(broker: ClusterNode) -> int:
-    leader = leader_of(broker.bootstrap)
-    if leader != 3:
+def _elect_unclean(broker: ClusterNode, node: int) -> bool:
+    """Whether ``node`` leads, after asking for an unclean election if it does not."""
+    if leader_of(broker.bootstrap) != node:
         run_tool("org.apache.kafka.tools.LeaderElectionCommand", "--bootstrap-server",
                  broker.bootstrap, "--election-type", "unclean", "--topic", TOPIC,
                  "--partition", "0", timeout=60)
-        leader = leader_of(broker.bootstrap)
-    return leader
+    return leader_of(broker.bootstrap) == node
 
 
 def _judge(root: Path, version: str) -> None:
-    """Restart on a copy: broker 3 leads, broker 2 rejoins, truncates and catches up."""
+    """Restart on a copy: broker 3 leads, broker 2 rejoins, truncates and catches up. On
+    another, broker 2 is elected uncleanly and broker 3 rejoins."""
     shutil.copytree(root / "before" / "logs", root / "after" / "logs")
     cluster = KafkaCluster(root / "after", version)
     try:
         rejoin(cluster, N1 + N3)
+    finally:
+        cluster.stop_all()
+    shutil.copytree(root / "before" / "logs", root / "elect2" / "logs")
+    cluster = KafkaCluster(root / "elect2", version)
+    c, b2, b3 = cluster.controller, cluster.brokers[2], cluster.brokers[3]
+    try:
+        c.start()
+        b2.start()
+        b2.tool("kafka-configs", "--alter", "--entity-type", "topics", "--entity-name", TOPIC,
+                "--add-config", "unclean.leader.election.enable=true")
+        _wait_until("elected broker 2 uncleanly", lambda: _elect_unclean(b2, 2), timeout=60)
+        b3.start()
+        _wait_until("caught broker 3 up to broker 2",
+                    lambda: log_end(cluster.log_dir(3) / f"{TOPIC}-0") == N1 + N2, timeout=60)
+        b3.stop()
+        b2.stop()
+        c.stop()
     finally:
         cluster.stop_all()
 
@@ -211,8 +230,11 @@ class Diverged:
     def after(self, node: int) -> Path:
         return self.root / "after" / "logs" / f"node{node}"
 
-    def server_log(self, node: int) -> str:
-        return (self.root / "after" / "work" / f"node{node}" / "server.log").read_text(
+    def elect2(self, node: int) -> Path:
+        return self.root / "elect2" / "logs" / f"node{node}"
+
+    def server_log(self, node: int, run: str = "after") -> str:
+        return (self.root / run / "work" / f"node{node}" / "server.log").read_text(
             errors="replace")
 
 

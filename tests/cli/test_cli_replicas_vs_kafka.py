@@ -4,8 +4,10 @@ The cached scenario (:mod:`kafka_cluster`): broker 2 led ``div-0`` alone for ``N
 after broker 3 stopped, was killed, and broker 3 was elected uncleanly and wrote ``N3`` records
 of its own. The judge is Kafka itself: restarted with broker 3 leading, broker 2 rejoins as a
 follower and truncates where its fetcher decides (its ``server.log`` says where), which must be
-the point ``replicas`` predicts from the files left before; and after ``--elect 3 --execute``
-on a copy, Kafka serves broker 3's records and broker 2 rejoins with nothing to truncate.
+the point ``replicas`` predicts from the files left before (and likewise when broker 2 is
+elected back and broker 3, whose latest epoch broker 2 never had, follows it); and after
+``--elect 3 --execute`` on a copy, Kafka serves broker 3's records and broker 2 rejoins with
+nothing to truncate.
 """
 
 from __future__ import annotations
@@ -62,6 +64,21 @@ def test_the_predicted_divergence_point_is_where_kafka_truncates(diverged):
         k for k in before3 if k.base_offset >= N1]
     agreed = _replicas(diverged.after(2), diverged.after(3), "-v")
     assert agreed["agree"] and not agreed["singleCopies"]
+
+
+def test_electing_the_old_leader_truncates_where_kafka_does(diverged):
+    # broker 3's latest epoch is one broker 2 never had: Kafka answers the epoch below it
+    found = _replicas(diverged.before(2), diverged.before(3), "--elect", "2")
+    lead, other = found["replicas"]
+    assert lead["brokerId"] == 2 and other["brokerId"] == 3
+    assert other["divergencePoint"] == N1 and other["truncate"]["offset"] == N1
+    assert other["lost"]["records"] == N3
+    assert [int(x) for x in TRUNCATING.findall(diverged.server_log(3, "elect2"))] == [N1]
+    after3 = _batches(diverged.elect2(3))
+    assert [k for k in after3 if k.base_offset < N1] == [
+        k for k in _batches(diverged.before(3)) if k.base_offset < N1]
+    assert [k for k in after3 if k.base_offset >= N1] == [
+        k for k in _batches(diverged.before(2)) if k.base_offset >= N1]
 
 
 def test_elect_execute_then_kafka_serves_the_elected_leaders_records(diverged, tmp_path):
