@@ -67,6 +67,8 @@ def render_replicas(section: Section, out: TextIO) -> None:
     f = section.footer
     if f["topicIdMismatch"]:
         w("  topic ids differ between replicas (a topic deleted and created again?)\n")
+    for note in h.get("notes", ()):
+        w(f"  note: {note}\n")
     for t in f["truncate"]:
         what = "; ".join(t["changes"]) or "nothing to truncate"
         verb = "executed" if t["executed"] else "plan"

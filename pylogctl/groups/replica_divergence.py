@@ -224,6 +224,12 @@ def compare_partition(log_dirs: LogDirs, topic: str, partition: int, *,
     out = PartitionReplicas(topic, partition, reason, epoch, reports)
     lead = reports[0]
     for f in reports[1:]:
+        if lead.topic_id and f.topic_id and f.topic_id != lead.topic_id:
+            out.notes.append(f"broker {f.replica.broker_id}'s replica has topic id "
+                             f"{f.topic_id}, not the leader's {lead.topic_id}: another "
+                             f"incarnation of the topic, which Kafka never makes a follower "
+                             f"(nothing compared or planned for it)")
+            continue
         f.truncation = follower_truncation(lead.log, f.log, _truncate(f), epoch)
         point = f.truncation.divergence_point
         start_at = f.truncation.mode == "start-at"

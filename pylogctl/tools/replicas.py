@@ -51,7 +51,7 @@ class ReplicasSection:
         return {"partition": f"{f.topic}-{f.partition}", "topic": f.topic,
                 "partitionId": f.partition, "leaderBrokerId": f.leader.replica.broker_id,
                 "leaderReason": f.leader_reason, "leaderEpoch": f.leader_epoch,
-                "elect": self.elect}
+                "elect": self.elect, "notes": list(f.notes)}
 
     @property
     def items(self) -> Iterator[dict[str, Any]]:

@@ -65,6 +65,7 @@ def test_topic_ids_that_disagree_are_flagged(tmp_path):
     broker_dir(tmp_path, 2, [(0, 5, "a")], topic_id="jFVsEhwtQ6ivFkVMJFarIg")
     found = compare_partition(LogDirs([tmp_path]), "t", 0)
     assert found.topic_id_mismatch and not found.agrees
+    assert found.replicas[1].truncation is None and "another incarnation" in found.notes[0]
 
 
 def test_log_dirs_of_two_clusters_are_refused(tmp_path):
