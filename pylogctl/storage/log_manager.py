@@ -409,13 +409,14 @@ class LogDir:
         with _held(self.path, lock) as lock:
             now = self.refreshed()
             i = now.load_inputs(now.entry_for_dir(entry.path))
-            marker = _set_aside_clean_shutdown(self.path)
             log = Log.load(entry.path, config,
                            log_start_offset_checkpoint=i.log_start_offset_checkpoint,
                            recovery_point_checkpoint=i.recovery_point_checkpoint,
                            high_watermark_checkpoint=i.high_watermark_checkpoint,
                            had_clean_shutdown=i.had_clean_shutdown, lock=lock,
                            backup_dir=backup_dir)
+            # set aside once the log loaded: a partition that fails to load changes nothing
+            marker = _set_aside_clean_shutdown(self.path)
 
             def changed(active: int | None = None) -> list[CheckpointUpdate]:
                 first = log.segments.first
