@@ -1,27 +1,19 @@
 """The topic, broker and group configs of a KRaft cluster, replayed from its
 ``__cluster_metadata`` log, with the brokers' registered endpoints, the feature levels and each
-partition's leader and leader epoch.
+partition's leader and leader epoch: a view of the image :mod:`.metadata_loader` builds (the
+latest snapshot, then the log from its end offset, as a broker does), kept for the commands
+that resolve configs and coordinators.
 
-A KRaft controller records every dynamic config as a ``ConfigRecord`` (apiKey 4: resource type,
-resource name, config name, value; a null value deletes the config) in the metadata log, and
-every so often writes its whole state as a snapshot ``{endOffset:020d}-{epoch:010d}.checkpoint``
-holding what the records below ``endOffset`` built. A broker starts from the latest snapshot and
-replays the log from its end offset, in offset order, so the last write wins; that is done here.
 Resource type TOPIC (2) names a topic; BROKER (4) names a broker id, or ``""`` for the
-cluster-wide default of every broker; GROUP (32) a group id. A ``RemoveTopicRecord`` (apiKey 9) drops the topic's
-configs too (``ConfigurationsDelta.replay(RemoveTopicRecord, topicName)``). A
-``RegisterBrokerRecord`` (apiKey 0) holds a broker's advertised endpoints, which Kafka's tools
-print as a coordinator's ``host:port``; ``UnregisterBrokerRecord`` (apiKey 1) removes it.
-``FeatureLevelRecord`` (apiKey 12) sets a feature (``metadata.version`` first of all; level 0
-removes it). A ``PartitionRecord`` (apiKey 3) creates a partition; a ``PartitionChangeRecord``
-(apiKey 5) changes what it names, and a new leader in it, even the same one, bumps the leader
-epoch by one (``PartitionRegistration.merge``): a broker taking over a log dir reads the epoch
-its data must be written above here.
+cluster-wide default of every broker; GROUP (32) a group id. Configs are the records' own, the
+names Kafka 4's image no longer keeps included (a 3.x topic's ``message.format.version``), each
+with the record that set it. A partition's leader epoch follows ``PartitionRegistration.merge``
+(a new leader in a ``PartitionChangeRecord``, even the same one, bumps it): a broker taking over
+a log dir reads the epoch its data must be written above here.
 
-Offline, the metadata log's high watermark is unknown (the raft layer keeps it in memory), so a
-tail the quorum had not committed yet is replayed as well; a record that does not decode is
-skipped with a note, as kafka-dump-log skips it. ``bootstrap.checkpoint`` holds only features
-and SCRAM credentials, never configs, and is not read.
+A record that does not decode is skipped with a note, as kafka-dump-log skips it;
+``bootstrap.checkpoint`` holds only features and SCRAM credentials, never configs, and is not
+read.
 """
 
 from __future__ import annotations
@@ -29,16 +21,11 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from ..errors import CorruptRecordError
-from ..format.metadata_records import API_KEYS, decode_metadata_record, read_frame_header
-from .file_records import FileRecords
-from .log_dir import list_dir
-from .naming import LOG_SUFFIX, offset_from_file, snapshot_id_from_file
+from ..format.metadata_records import API_KEYS
+from .metadata_image import (BROKER_RESOURCE, GROUP_RESOURCE, METADATA_VERSION_FEATURE,
+                             TOPIC_RESOURCE, ConfigEntry)
+from .metadata_loader import METADATA_PARTITION_DIR, load_metadata_dir, problems
 
-METADATA_PARTITION_DIR = "__cluster_metadata-0"
-TOPIC_RESOURCE = 2  # ConfigResource.Type.TOPIC
-BROKER_RESOURCE = 4  # ConfigResource.Type.BROKER
-GROUP_RESOURCE = 32  # ConfigResource.Type.GROUP (KIP-848's dynamic group configs)
 REGISTER_BROKER_RECORD = API_KEYS["REGISTER_BROKER_RECORD"]
 UNREGISTER_BROKER_RECORD = API_KEYS["UNREGISTER_BROKER_RECORD"]
 TOPIC_RECORD = API_KEYS["TOPIC_RECORD"]
@@ -47,9 +34,9 @@ CONFIG_RECORD = API_KEYS["CONFIG_RECORD"]
 PARTITION_CHANGE_RECORD = API_KEYS["PARTITION_CHANGE_RECORD"]
 REMOVE_TOPIC_RECORD = API_KEYS["REMOVE_TOPIC_RECORD"]
 FEATURE_LEVEL_RECORD = API_KEYS["FEATURE_LEVEL_RECORD"]
-NO_LEADER_CHANGE = -2  # PartitionChangeRecord.Leader's default
-_WANTED = (REGISTER_BROKER_RECORD, UNREGISTER_BROKER_RECORD, TOPIC_RECORD, PARTITION_RECORD,
-           CONFIG_RECORD, PARTITION_CHANGE_RECORD, REMOVE_TOPIC_RECORD, FEATURE_LEVEL_RECORD)
+__all__ = ["BROKER_RESOURCE", "GROUP_RESOURCE", "METADATA_PARTITION_DIR", "TOPIC_RESOURCE",
+           "BrokerEndpoint", "ConfigEntry", "KraftConfigs", "PartitionState",
+           "find_metadata_dir", "read_kraft_configs"]
 
 
 @dataclass(frozen=True)
@@ -59,14 +46,6 @@ class BrokerEndpoint:
     listener: str
     host: str
     port: int
-
-
-@dataclass(frozen=True)
-class ConfigEntry:
-    """A config value and the record that set it (``file offset N``)."""
-
-    value: str
-    origin: str
 
 
 @dataclass(frozen=True)
@@ -108,101 +87,24 @@ def find_metadata_dir(log_dir: str | os.PathLike[str]) -> str | None:
 
 def read_kraft_configs(metadata_dir: str | os.PathLike[str]) -> KraftConfigs:
     """Replay the latest snapshot, then the log from the snapshot's end offset."""
-    metadata_dir = os.path.abspath(os.fspath(metadata_dir))
-    state = KraftConfigs(metadata_dir)
-    snapshots: list[tuple[tuple[int, int], str]] = []
-    segments: list[tuple[int, str]] = []
-    for entry in list_dir(metadata_dir):
-        snapshot_id = snapshot_id_from_file(entry.name)
-        if snapshot_id is not None:
-            snapshots.append((snapshot_id, entry.path))
-        elif entry.name.endswith(LOG_SUFFIX) and entry.name[:20].isdigit():
-            segments.append((offset_from_file(entry.name), entry.path))
-    start = 0
-    if snapshots:
-        (start, _), path = max(snapshots)
-        state.snapshot = path
-        _replay(state, path, 0)
-    for _, path in sorted(segments):
-        _replay(state, path, start)
+    replay = load_metadata_dir(metadata_dir, skip_undecodable=True)
+    image = replay.image
+    state = KraftConfigs(replay.source, snapshot=replay.snapshot, records=replay.records,
+                         notes=replay.notes + list(problems(replay)))
+    by_type = {TOPIC_RESOURCE: state.topics, BROKER_RESOURCE: state.brokers,
+               GROUP_RESOURCE: state.groups}
+    for (kind, name), configs in image.configs.items():
+        if kind in by_type:  # client metrics, broker loggers: nothing pylogctl shows
+            by_type[kind][name] = dict(configs)
+    state.topic_names = {topic_id: t.name for topic_id, t in image.topics.items()}
+    state.broker_endpoints = {
+        broker_id: tuple(BrokerEndpoint(e.listener, e.host, e.port) for e in b.endpoints)
+        for broker_id, b in image.brokers.items()}
+    if image.metadata_version is not None:
+        state.features[METADATA_VERSION_FEATURE] = image.metadata_version
+    state.features.update(image.features)
+    state.partitions = {
+        (topic_id, pid): PartitionState(p.leader, p.leader_epoch, p.isr, p.elr,
+                                        p.last_known_elr)
+        for topic_id, t in image.topics.items() for pid, p in t.partitions.items()}
     return state
-
-
-def _replay(state: KraftConfigs, path: str, from_offset: int) -> None:
-    name = os.path.join(os.path.basename(os.path.dirname(path)), os.path.basename(path))
-    with FileRecords(path) as records:
-        for batch in records.batches():
-            if batch.is_control or batch.last_offset < from_offset:
-                continue
-            for record in batch.records():
-                if record.offset < from_offset or record.value is None:
-                    continue
-                try:
-                    api_key = read_frame_header(record.value)[0]
-                    if api_key in _WANTED:
-                        _apply(state, decode_metadata_record(record.value).data, api_key,
-                               f"{name} offset {record.offset}")
-                except CorruptRecordError as exc:
-                    state.notes.append(f"{name}: record at offset {record.offset} skipped: "
-                                       f"{exc.message}")
-                    continue
-                state.records += 1
-
-
-def _apply(state: KraftConfigs, data: dict, api_key: int, origin: str) -> None:
-    if api_key == REGISTER_BROKER_RECORD:
-        state.broker_endpoints[data["brokerId"]] = tuple(
-            BrokerEndpoint(e["name"], e["host"], e["port"]) for e in data["endPoints"])
-    elif api_key == UNREGISTER_BROKER_RECORD:
-        state.broker_endpoints.pop(data["brokerId"], None)
-    elif api_key == TOPIC_RECORD:
-        state.topic_names[str(data["topicId"])] = data["name"]
-    elif api_key == REMOVE_TOPIC_RECORD:
-        topic_id = str(data["topicId"])
-        topic = state.topic_names.pop(topic_id, None)
-        if topic is not None:
-            state.topics.pop(topic, None)
-        for key in [k for k in state.partitions if k[0] == topic_id]:
-            del state.partitions[key]
-    elif api_key == PARTITION_RECORD:
-        state.partitions[(str(data["topicId"]), data["partitionId"])] = PartitionState(
-            data["leader"], data["leaderEpoch"], tuple(data["isr"]),
-            tuple(data.get("eligibleLeaderReplicas") or ()), tuple(data.get("lastKnownElr") or ()))
-    elif api_key == PARTITION_CHANGE_RECORD:
-        _change_partition(state, data)
-    elif api_key == FEATURE_LEVEL_RECORD:
-        if data["featureLevel"] == 0:
-            state.features.pop(data["name"], None)
-        else:
-            state.features[data["name"]] = data["featureLevel"]
-    else:
-        kind = data["resourceType"]
-        if kind == TOPIC_RESOURCE:
-            resources = state.topics
-        elif kind == BROKER_RESOURCE:
-            resources = state.brokers
-        elif kind == GROUP_RESOURCE:
-            resources = state.groups
-        else:
-            return  # client metrics, broker loggers: nothing pylogctl shows
-        configs = resources.setdefault(data["resourceName"], {})
-        if data["value"] is None:
-            configs.pop(data["name"], None)
-        else:
-            configs[data["name"]] = ConfigEntry(data["value"], origin)
-
-
-def _change_partition(state: KraftConfigs, data: dict) -> None:
-    key = (str(data["topicId"]), data["partitionId"])
-    old = state.partitions.get(key)
-    if old is None:
-        return  # a change to a partition the snapshot or log never created: Kafka fails here
-    leader, epoch = old.leader, old.leader_epoch
-    if data["leader"] != NO_LEADER_CHANGE:
-        leader, epoch = data["leader"], epoch + 1
-
-    def pick(name: str, before: tuple[int, ...]) -> tuple[int, ...]:
-        return before if data.get(name) is None else tuple(data[name])  # null: no change
-    state.partitions[key] = PartitionState(leader, epoch, pick("isr", old.isr),
-                                           pick("eligibleLeaderReplicas", old.elr),
-                                           pick("lastKnownElr", old.last_known_elr))

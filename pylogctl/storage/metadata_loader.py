@@ -1,0 +1,271 @@
+"""Loading the KRaft metadata image from files, as a node's ``MetadataLoader`` does: the latest
+snapshot (``{endOffset:020d}-{epoch:010d}.checkpoint`` in ``__cluster_metadata-0``), then the
+log from the snapshot's end offset, in offset order (:func:`load_metadata_dir`); or one file
+read from its first batch, as ``kafka-metadata-shell --snapshot FILE`` reads a snapshot or a log
+segment (:func:`load_metadata_file`).
+
+Metadata transactions (KIP-868, ``MetadataBatchLoader``): the records between a
+``BeginTransactionRecord`` and its ``EndTransactionRecord`` are applied together; an
+``AbortTransactionRecord`` drops them, and a transaction still open where the files end is not
+applied (a node would wait for its end).
+
+What Kafka's loader survives is survived here and listed in :attr:`MetadataReplay.faults`: a
+record its delta refuses is skipped (the loader's fault handler logs it and goes on). What it
+cannot read stops the replay, and :attr:`MetadataReplay.stopped` says where and why: a batch
+whose CRC does not match, a truncated or corrupt batch, a record that does not decode, or a gap
+(records between the snapshot's end offset and the log, or between two batches, missing).
+Offline, the log's high watermark is unknown, so an uncommitted tail is replayed too.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Iterator, Optional
+
+from ..errors import CorruptRecordError, PylogctlError
+from ..format.control import ControlRecordType, decode_control_value, parse_control_key
+from ..format.metadata_records import API_KEYS, decode_metadata_record
+from .file_records import FileRecords
+from .log_dir import list_dir
+from .metadata_image import MetadataImage, Provenance, ReplayFault
+from .naming import LOG_SUFFIX, offset_from_file, snapshot_id_from_file
+
+METADATA_PARTITION_DIR = "__cluster_metadata-0"
+BEGIN = API_KEYS["BEGIN_TRANSACTION_RECORD"]
+END = API_KEYS["END_TRANSACTION_RECORD"]
+ABORT = API_KEYS["ABORT_TRANSACTION_RECORD"]
+
+
+@dataclass(frozen=True)
+class ReplayProblem:
+    """A record skipped, or the point replay stopped at: the file, offset and byte position."""
+
+    path: str
+    offset: Optional[int]
+    position: Optional[int]
+    reason: str
+
+    def __str__(self) -> str:
+        where = [self.path]
+        if self.offset is not None:
+            where.append(f"offset {self.offset}")
+        if self.position is not None:
+            where.append(f"byte position {self.position}")
+        return f"{', '.join(where)}: {self.reason}"
+
+
+@dataclass
+class MetadataReplay:
+    """The image the files build and how the replay went."""
+
+    image: MetadataImage
+    source: str  # the metadata dir or the file read
+    snapshot: Optional[str] = None  # the snapshot replayed first, if any
+    segments: list[str] = field(default_factory=list)  # log segments replayed
+    records: int = 0  # records applied (snapshot and log)
+    next_offset: int = 0  # the offset replay would read next
+    snapshot_time: int = -1  # the snapshot header's LastContainedLogTimestamp
+    faults: list[ReplayProblem] = field(default_factory=list)  # records Kafka would skip
+    stopped: Optional[ReplayProblem] = None  # why replay ended before the files' end
+    open_transaction: Optional[ReplayProblem] = None  # begun, never ended: not applied
+    notes: list[str] = field(default_factory=list)
+
+
+class _Replayer:
+    """Applies records in offset order, holding a metadata transaction's back."""
+
+    def __init__(self, replay: MetadataReplay, skip_undecodable: bool) -> None:
+        self.replay = replay
+        self.skip_undecodable = skip_undecodable
+        self.pending: Optional[list[tuple[int, dict, str, str, int]]] = None
+        self.begun: Optional[ReplayProblem] = None
+
+    def file(self, path: str, from_offset: int, expect: Optional[int]) -> bool:
+        """Replay ``path``'s records from ``from_offset``; ``expect`` is the offset the file
+        must continue from (None: whatever it holds). False when replay stopped."""
+        replay = self.replay
+        name = os.path.join(os.path.basename(os.path.dirname(path)), os.path.basename(path))
+        position = 0
+        try:
+            with FileRecords(path) as records:
+                size, end = records.size_in_bytes, 0
+                for batch in records.batches():
+                    position = batch.position
+                    if not batch.is_valid:
+                        return self._stop(path, batch.base_offset, position,
+                                          "the batch's CRC does not match its bytes")
+                    end = position + batch.size_in_bytes
+                    if batch.last_offset < from_offset:
+                        continue
+                    if expect is not None and batch.base_offset > expect:
+                        return self._stop(path, batch.base_offset, position,
+                                          f"gap: offsets {expect} to {batch.base_offset - 1} "
+                                          f"are in no file")
+                    expect = batch.last_offset + 1
+                    if batch.is_control:
+                        self._control(batch)
+                        continue
+                    for record in batch.records():
+                        if record.offset >= from_offset and not self._record(
+                                path, name, record, position):
+                            return False
+                    if self.pending is None:  # what a node would publish
+                        replay.image.provenance = Provenance(
+                            batch.last_offset, batch.partition_leader_epoch,
+                            batch.max_timestamp)
+                    replay.next_offset = batch.last_offset + 1
+                if end < size:
+                    return self._stop(path, None, end,
+                                      f"{size - end} bytes after the last batch do not hold "
+                                      f"a complete batch (a truncated write)")
+        except PylogctlError as exc:
+            return self._stop(path, None, exc.position if exc.position is not None else position,
+                              exc.message)
+        return True
+
+    def _control(self, batch) -> None:
+        for record in batch.records():
+            try:
+                kind = parse_control_key(record.key)[1]
+                if kind == ControlRecordType.SNAPSHOT_HEADER:
+                    header = decode_control_value(ControlRecordType.SNAPSHOT_HEADER,
+                                                  record.value)
+                    self.replay.snapshot_time = header["lastContainedLogTimestamp"]
+            except (CorruptRecordError, ValueError):
+                continue
+
+    def _record(self, path: str, name: str, record, position: int) -> bool:
+        replay = self.replay
+        try:
+            decoded = decode_metadata_record(record.value or b"")
+        except CorruptRecordError as exc:
+            if self.skip_undecodable:
+                replay.notes.append(f"{name}: record at offset {record.offset} skipped: "
+                                    f"{exc.message}")
+                return True
+            return self._stop(path, record.offset, position,
+                              f"the record does not decode: {exc.message}")
+        key, data, origin = decoded.api_key, decoded.data, f"{name} offset {record.offset}"
+        if key == BEGIN:
+            if self.pending is not None:
+                return self._fault(path, record.offset, position, "Encountered "
+                                   "BeginTransactionRecord while already in a transaction")
+            self.pending = []
+            self.begun = ReplayProblem(path, record.offset, position,
+                                       "a metadata transaction begun here never ended: its "
+                                       "records are not applied")
+        elif key in (END, ABORT):
+            if self.pending is None:
+                which = "End" if key == END else "Abort"
+                return self._fault(path, record.offset, position, f"Encountered "
+                                   f"{which}TransactionRecord without having seen a "
+                                   f"BeginTransactionRecord")
+            pending, self.pending, self.begun = self.pending, None, None
+            if key == END:
+                for args in pending:
+                    self._apply(*args)
+            else:
+                replay.notes.append(f"{name}: the metadata transaction aborted at offset "
+                                    f"{record.offset} dropped {len(pending)} records")
+        elif self.pending is not None:
+            self.pending.append((key, data, origin, path, record.offset))
+            return True
+        self._apply(key, data, origin, path, record.offset)
+        return True
+
+    def _apply(self, key: int, data: dict, origin: str, path: str, offset: int) -> None:
+        try:
+            self.replay.image.apply(key, data, origin)
+            self.replay.records += 1
+        except ReplayFault as exc:
+            self._fault(path, offset, None, f"Error loading metadata log record from offset "
+                        f"{offset}: {exc}")
+
+    def _fault(self, path: str, offset: int, position: Optional[int], reason: str) -> bool:
+        self.replay.faults.append(ReplayProblem(path, offset, position, reason))
+        return True
+
+    def _stop(self, path: str, offset: Optional[int], position: Optional[int],
+              reason: str) -> bool:
+        self.replay.stopped = ReplayProblem(path, offset, position, reason)
+        return False
+
+    def finish(self) -> None:
+        self.replay.open_transaction = self.begun
+
+
+def metadata_files(metadata_dir: str) -> tuple[list[tuple[tuple[int, int], str]],
+                                               list[tuple[int, str]]]:
+    """``(snapshots by (end offset, epoch), segments by base offset)``, each sorted."""
+    snapshots, segments = [], []
+    for entry in list_dir(metadata_dir):
+        snapshot_id = snapshot_id_from_file(entry.name)
+        if snapshot_id is not None:
+            snapshots.append((snapshot_id, entry.path))
+        elif entry.name.endswith(LOG_SUFFIX) and entry.name[:20].isdigit():
+            segments.append((offset_from_file(entry.name), entry.path))
+    return sorted(snapshots), sorted(segments)
+
+
+def load_metadata_dir(metadata_dir: str | os.PathLike[str], *,
+                      skip_undecodable: bool = False) -> MetadataReplay:
+    """The image a node builds from ``__cluster_metadata-0``: its latest snapshot, then the
+    log from the snapshot's end offset. ``skip_undecodable`` skips a record that does not
+    decode with a note instead of stopping (as kafka-dump-log goes on past it)."""
+    metadata_dir = os.path.abspath(os.fspath(metadata_dir))
+    replay = MetadataReplay(MetadataImage(), metadata_dir)
+    replayer = _Replayer(replay, skip_undecodable)
+    snapshots, segments = metadata_files(metadata_dir)
+    start, expect = 0, 0
+    if snapshots:
+        (start, epoch), path = snapshots[-1]
+        replay.snapshot = path
+        if not replayer.file(path, 0, None):
+            return _done(replayer)
+        # a node's provenance after a snapshot: its id and the header's timestamp
+        replay.image.provenance = Provenance(start - 1, epoch, replay.snapshot_time)
+        replay.next_offset = expect = start
+    for base, path in segments:
+        if _segment_end(segments, base) <= start:
+            continue  # wholly below the snapshot
+        replay.segments.append(path)
+        if not replayer.file(path, start, expect):
+            break
+        expect = max(expect, replay.next_offset)
+    return _done(replayer)
+
+
+def _segment_end(segments: list[tuple[int, str]], base: int) -> float:
+    later = [b for b, _ in segments if b > base]
+    return min(later) if later else float("inf")
+
+
+def load_metadata_file(path: str | os.PathLike[str]) -> MetadataReplay:
+    """One snapshot or log segment from its first batch, as ``kafka-metadata-shell --snapshot``
+    reads it (``SnapshotFileReader``): every record is a commit, control batches are skipped,
+    and the provenance is the last batch read (offsets as the file holds them)."""
+    path = os.path.abspath(os.fspath(path))
+    replay = MetadataReplay(MetadataImage(), path)
+    replayer = _Replayer(replay, False)
+    if snapshot_id_from_file(os.path.basename(path)) is not None:
+        replay.snapshot = path
+    else:
+        replay.segments.append(path)
+    replayer.file(path, 0, None)
+    return _done(replayer)
+
+
+def _done(replayer: _Replayer) -> MetadataReplay:
+    replayer.finish()
+    return replayer.replay
+
+
+def problems(replay: MetadataReplay) -> Iterator[str]:
+    """Every fault, the open transaction and the stop, one line each, in order."""
+    for fault in replay.faults:
+        yield f"record skipped: {fault}"
+    if replay.open_transaction is not None:
+        yield str(replay.open_transaction)
+    if replay.stopped is not None:
+        yield f"replay stopped: {replay.stopped}"
