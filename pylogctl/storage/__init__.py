@@ -1,6 +1,7 @@
 """Files and directories of a Kafka log dir, on top of :mod:`pylogctl.format`.
 
-The KRaft metadata image: :mod:`.metadata_image` (the image and Kafka's replay rules),
+The KRaft metadata image: :mod:`.metadata_image` (the image), :mod:`.metadata_delta` (how
+each record changes it, as Kafka's deltas replay it),
 :mod:`.metadata_loader` (snapshot then log, metadata transactions, where replay stops), and
 :mod:`.kraft_configs`, the configs, endpoints and leader epochs other commands read from it.
 """

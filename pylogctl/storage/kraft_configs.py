@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 from ..format.metadata_records import API_KEYS
 from .metadata_image import (BROKER_RESOURCE, GROUP_RESOURCE, METADATA_VERSION_FEATURE,
                              TOPIC_RESOURCE, ConfigEntry)
-from .metadata_loader import METADATA_PARTITION_DIR, load_metadata_dir, problems
+from .metadata_loader import (METADATA_PARTITION_DIR, MetadataReplay, load_metadata_dir,
+                              problems)
 
 REGISTER_BROKER_RECORD = API_KEYS["REGISTER_BROKER_RECORD"]
 UNREGISTER_BROKER_RECORD = API_KEYS["UNREGISTER_BROKER_RECORD"]
@@ -36,7 +37,7 @@ REMOVE_TOPIC_RECORD = API_KEYS["REMOVE_TOPIC_RECORD"]
 FEATURE_LEVEL_RECORD = API_KEYS["FEATURE_LEVEL_RECORD"]
 __all__ = ["BROKER_RESOURCE", "GROUP_RESOURCE", "METADATA_PARTITION_DIR", "TOPIC_RESOURCE",
            "BrokerEndpoint", "ConfigEntry", "KraftConfigs", "PartitionState",
-           "find_metadata_dir", "read_kraft_configs"]
+           "find_metadata_dir", "kraft_configs_of", "read_kraft_configs"]
 
 
 @dataclass(frozen=True)
@@ -87,7 +88,11 @@ def find_metadata_dir(log_dir: str | os.PathLike[str]) -> str | None:
 
 def read_kraft_configs(metadata_dir: str | os.PathLike[str]) -> KraftConfigs:
     """Replay the latest snapshot, then the log from the snapshot's end offset."""
-    replay = load_metadata_dir(metadata_dir, skip_undecodable=True)
+    return kraft_configs_of(load_metadata_dir(metadata_dir, skip_undecodable=True))
+
+
+def kraft_configs_of(replay: MetadataReplay) -> KraftConfigs:
+    """The view of an image already replayed."""
     image = replay.image
     state = KraftConfigs(replay.source, snapshot=replay.snapshot, records=replay.records,
                          notes=replay.notes + list(problems(replay)))

@@ -28,6 +28,7 @@ from ..format.control import ControlRecordType, decode_control_value, parse_cont
 from ..format.metadata_records import API_KEYS, decode_metadata_record
 from .file_records import FileRecords
 from .log_dir import list_dir
+from . import metadata_delta
 from .metadata_image import MetadataImage, Provenance, ReplayFault
 from .naming import LOG_SUFFIX, offset_from_file, snapshot_id_from_file
 
@@ -89,7 +90,7 @@ class _Replayer:
         position = 0
         try:
             with FileRecords(path) as records:
-                size, end = records.size_in_bytes, 0
+                size, end, first = records.size_in_bytes, 0, True
                 for batch in records.batches():
                     position = batch.position
                     if not batch.is_valid:
@@ -98,10 +99,17 @@ class _Replayer:
                     end = position + batch.size_in_bytes
                     if batch.last_offset < from_offset:
                         continue
-                    if expect is not None and batch.base_offset > expect:
-                        return self._stop(path, batch.base_offset, position,
-                                          f"gap: offsets {expect} to {batch.base_offset - 1} "
-                                          f"are in no file")
+                    # offsets run on without a hole; only the batch the snapshot's end
+                    # offset falls in may start below it
+                    straddles = expect == from_offset and batch.base_offset < expect
+                    if expect is not None and batch.base_offset != expect and not straddles:
+                        return self._stop(path, batch.base_offset, position, (
+                            f"gap: offsets {expect} to {batch.base_offset - 1} are in no file"
+                            if first and batch.base_offset > expect else
+                            f"the batch's base offset {batch.base_offset} does not follow "
+                            f"offset {expect - 1}: records missing, or a corrupt batch header "
+                            f"(the CRC does not cover the base offset)"))
+                    first = False
                     expect = batch.last_offset + 1
                     if batch.is_control:
                         self._control(batch)
@@ -176,7 +184,7 @@ class _Replayer:
 
     def _apply(self, key: int, data: dict, origin: str, path: str, offset: int) -> None:
         try:
-            self.replay.image.apply(key, data, origin)
+            metadata_delta.replay(self.replay.image, key, data, origin)
             self.replay.records += 1
         except ReplayFault as exc:
             self._fault(path, offset, None, f"Error loading metadata log record from offset "
