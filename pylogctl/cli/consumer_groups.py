@@ -108,8 +108,9 @@ def consumer_groups(
                                  "epochs)."),
     offsets_partitions: Optional[int] = typer.Option(
         None, "--offsets-partitions", min=1, metavar="N",
-        help="The partition count of __consumer_offsets (default: the highest partition in "
-        "the log dirs plus one), which decides where a group is stored."),
+        help="The partition count of __consumer_offsets (default: the count the KRaft "
+        "metadata image registers, else the highest partition in the log dirs plus one), "
+        "which decides where a group is stored."),
     lag_from: str = typer.Option("hw", "--lag-from", metavar="hw|leo",
                                  help="End offset for LOG-END-OFFSET and LAG: the high "
                                  "watermark (as Kafka's tool shows) or the log end offset."),

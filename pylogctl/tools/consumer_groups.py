@@ -133,11 +133,13 @@ class ConsumerGroups:
                  partition_count: int | None = None,
                  progress: Callable[[int], None] | None = None) -> None:
         self.log_dirs = LogDirs(paths)
+        self._kraft: list[KraftConfigs] | None = None
+        if partition_count is None:  # --offsets-partitions wins, then the metadata image
+            partition_count = self.registered_offsets_partitions()
         self.topic = OffsetsTopic(self.log_dirs, partition_count)
         self.end_offsets = EndOffsets(self.log_dirs, lag_from)
         self.lag_from = lag_from
         self.load: GroupsLoad | None = None
-        self._kraft: list[KraftConfigs] | None = None
         # rows described whose committed offset lies outside the partition's log (a truncation
         # or retention since the commit): the CLI warns about them
         self.stranded: list[StrandedCommit] = []
@@ -308,6 +310,16 @@ class ConsumerGroups:
             self._kraft = [read_kraft_configs(metadata_dir) for log_dir in self.log_dirs.log_dirs
                            if (metadata_dir := find_metadata_dir(log_dir.path)) is not None]
         return self._kraft
+
+    def registered_offsets_partitions(self) -> int | None:
+        """How many partitions the KRaft metadata registers for ``__consumer_offsets`` (the
+        most any metadata log given says), None without a metadata log that has the topic."""
+        counts = []
+        for configs in self.kraft_configs():
+            ids = [i for i, name in configs.topic_names.items() if name == TOPIC]
+            if ids:
+                counts.append(sum(1 for topic_id, _ in configs.partitions if topic_id == ids[0]))
+        return max(counts) if counts else None
 
     def broker_endpoints(self) -> dict[int, str]:
         """``broker id -> host:port`` from the KRaft metadata logs of the log dirs given."""
