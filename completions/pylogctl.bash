@@ -7,6 +7,7 @@ _pylogctl_spec() {
     case $1 in
         '')
             subs='config compact consumer-groups delete-records dump-segment get-offsets move rebuild-index recover replicas retention sample scan share-groups stats streams-groups transactions truncate broker'
+            subs='config compact consumer-groups delete-records dump-segment get-offsets metadata rebuild-index recover retention sample scan share-groups stats streams-groups transactions truncate broker'
             opts='--version --debug --no-color -h --help'
             vopts='' ;;
         'config')
@@ -37,6 +38,50 @@ _pylogctl_spec() {
             subs=''
             opts='--from --to --finish-future --cancel-future --same-disk --execute --backup-dir -o --output -h --help'
             vopts='--from --to --backup-dir -o --output' ;;
+        'metadata')
+            subs='ls cat tree find shell topics brokers controllers features check'
+            opts='-h --help'
+            vopts='' ;;
+        'metadata ls')
+            subs=''
+            opts='-o --output -h --help'
+            vopts='-o --output' ;;
+        'metadata cat')
+            subs=''
+            opts='-o --output -h --help'
+            vopts='-o --output' ;;
+        'metadata tree')
+            subs=''
+            opts='-o --output -h --help'
+            vopts='-o --output' ;;
+        'metadata find')
+            subs=''
+            opts='-o --output -h --help'
+            vopts='-o --output' ;;
+        'metadata shell')
+            subs=''
+            opts='-h --help'
+            vopts='' ;;
+        'metadata topics')
+            subs=''
+            opts='--describe --topic --exclude-internal --config-file -o --output -h --help'
+            vopts='--topic --config-file -o --output' ;;
+        'metadata brokers')
+            subs=''
+            opts='-o --output -h --help'
+            vopts='-o --output' ;;
+        'metadata controllers')
+            subs=''
+            opts='-o --output -h --help'
+            vopts='-o --output' ;;
+        'metadata features')
+            subs=''
+            opts='--node-id -o --output -h --help'
+            vopts='--node-id -o --output' ;;
+        'metadata check')
+            subs=''
+            opts='-o --output -h --help'
+            vopts='-o --output' ;;
         'rebuild-index')
             subs=''
             opts='--verify --execute --backup-dir --index-interval-bytes --config --config-file -o --output -h --help'
@@ -135,6 +180,16 @@ _pylogctl_value() {
         'move|--to') _pylogctl_dirs ;;
         'move|--backup-dir') _pylogctl_dirs ;;
         'move|-o'|'move|--output') _pylogctl_words 'text table json ndjson yaml' ;;
+        'metadata ls|-o'|'metadata ls|--output') _pylogctl_words 'text table json ndjson yaml' ;;
+        'metadata cat|-o'|'metadata cat|--output') _pylogctl_words 'text table json ndjson yaml' ;;
+        'metadata tree|-o'|'metadata tree|--output') _pylogctl_words 'text table json ndjson yaml' ;;
+        'metadata find|-o'|'metadata find|--output') _pylogctl_words 'text table json ndjson yaml' ;;
+        'metadata topics|--config-file') _pylogctl_files ;;
+        'metadata topics|-o'|'metadata topics|--output') _pylogctl_words 'text table json ndjson yaml' ;;
+        'metadata brokers|-o'|'metadata brokers|--output') _pylogctl_words 'text table json ndjson yaml' ;;
+        'metadata controllers|-o'|'metadata controllers|--output') _pylogctl_words 'text table json ndjson yaml' ;;
+        'metadata features|-o'|'metadata features|--output') _pylogctl_words 'text table json ndjson yaml' ;;
+        'metadata check|-o'|'metadata check|--output') _pylogctl_words 'text table json ndjson yaml' ;;
         'rebuild-index|--backup-dir') _pylogctl_dirs ;;
         'rebuild-index|--config-file') _pylogctl_files ;;
         'rebuild-index|-o'|'rebuild-index|--output') _pylogctl_words 'text table json ndjson yaml' ;;
@@ -180,6 +235,18 @@ _pylogctl_arg() {
         'dump-segment')
             (( $2 >= 0 )) && _pylogctl_files ;;
         'get-offsets')
+            (( $2 >= 0 )) && _pylogctl_dirs ;;
+        'metadata')
+            (( $2 >= 0 && $2 < 1 )) && _pylogctl_dirs ;;
+        'metadata ls')
+            (( $2 >= 0 )) && _pylogctl_files ;;
+        'metadata cat')
+            (( $2 >= 0 )) && _pylogctl_files ;;
+        'metadata tree')
+            (( $2 >= 0 )) && _pylogctl_files ;;
+        'metadata find')
+            (( $2 >= 0 )) && _pylogctl_files ;;
+        'metadata check')
             (( $2 >= 0 )) && _pylogctl_dirs ;;
         'rebuild-index')
             (( $2 >= 0 )) && _pylogctl_files ;;

@@ -257,6 +257,8 @@ _ELSEWHERE: dict[str, tuple[str, str]] = {
                                      "group-delete", "group-delete-offsets")),
            ("share_groups_text", ("share-group-list", "share-group-describe")),
            ("streams_groups_text", ("streams-group-list", "streams-group-describe")),
+           ("metadata_text", ("metadata-shell", "metadata-topics", "metadata-features",
+                              "metadata-check")),
            ("transactions_text", ("transactions-list", "transactions-describe",
                                   "transactions-describe-producers",
                                   "transactions-find-hanging", "transactions-abort")))

@@ -38,6 +38,7 @@ COMMANDS = {
     "dump-segment": "dump_segment",
     "get-offsets": "get_offsets",
     "move": "move",
+    "metadata": "metadata",
     "rebuild-index": "rebuild_index",
     "recover": "recover",
     "replicas": "replicas",
