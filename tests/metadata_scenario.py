@@ -23,10 +23,9 @@ import time
 from pathlib import Path
 
 from kafka_jvm import KAFKA_DIR, KAFKA_VERSION, TEST_CACHE, KafkaBroker, java_command
-from kafka_scenarios import _cached
+from kafka_scenarios import LIVE_FILE, Scenario, _cached
 
 SHELL_SOURCES = KAFKA_DIR / "clients" / "metadata_shell"
-LIVE_FILE = "live.json"
 ACL_COMMAND = "org.apache.kafka.tools.AclCommand"
 FEATURE_COMMAND = "org.apache.kafka.tools.FeatureCommand"
 
@@ -67,26 +66,9 @@ def metadata_shell(path: Path, commands: list[list[str]],
     return [chunk.splitlines() for chunk in chunks[:-1]]
 
 
-class MetadataScenario:
-    def __init__(self, root: Path) -> None:
-        self.root = root
-
-    @property
-    def log_dir(self) -> Path:
-        return self.root / "logs"
-
-    @property
-    def metadata_dir(self) -> Path:
-        return self.log_dir / "__cluster_metadata-0"
-
-    @property
-    def live(self) -> dict:
-        return json.loads((self.root / LIVE_FILE).read_text())
-
-
-def metadata_scenario(version: str = KAFKA_VERSION) -> MetadataScenario:
-    key = f"metadata-{_digest(Path(__file__))}"
-    return MetadataScenario(_cached(key, _generate, version).root)
+def metadata_scenario(version: str = KAFKA_VERSION) -> Scenario:
+    """The scenario (its ``log_dir``, its ``live`` outputs), generated once per machine."""
+    return _cached(f"metadata-{_digest(Path(__file__))}", _generate, version)
 
 
 def _generate(root: Path, version: str) -> None:

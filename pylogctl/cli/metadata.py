@@ -85,36 +85,23 @@ _SHELL_OUTPUT = "text: kafka-metadata-shell's lines; json, ndjson, yaml: a row p
 _PATHS = "Paths in the shell's tree (/image/topics/byName/...), with its wildcards * ? {a,b}."
 
 
-@metadata_app.command("ls", help="List nodes of the image tree, as kafka-metadata-shell's "
-                      "ls.", epilog=EXIT_CODES_HELP)
-def ls(ctx: typer.Context, paths: Optional[List[str]] = typer.Argument(None, help=_PATHS),
-       output: OutputFormat = output_option(_SHELL_OUTPUT)) -> None:
-    src = _open(ctx)
-    guarded_output(lambda: _lines(output.value, src.shell().ls(paths or []), src))
+def _shell_command(name: str, help: str, required: bool) -> None:
+    """Register kafka-metadata-shell's ``name`` (``ls``, ``cat``, ``tree``, ``find``)."""
+    def command(ctx: typer.Context,
+                paths: Optional[List[str]] = typer.Argument(... if required else None,
+                                                            help=_PATHS),
+                output: OutputFormat = output_option(_SHELL_OUTPUT)) -> None:
+        src = _open(ctx)
+        run = getattr(src.shell(), name)
+        guarded_output(lambda: _lines(output.value, run(paths or []), src))
+    metadata_app.command(name, help=help, epilog=EXIT_CODES_HELP)(command)
 
 
-@metadata_app.command("cat", help="Show leaves of the image tree, as kafka-metadata-shell's "
-                      "cat.", epilog=EXIT_CODES_HELP)
-def cat(ctx: typer.Context, paths: List[str] = typer.Argument(..., help=_PATHS),
-        output: OutputFormat = output_option(_SHELL_OUTPUT)) -> None:
-    src = _open(ctx)
-    guarded_output(lambda: _lines(output.value, src.shell().cat(paths), src))
-
-
-@metadata_app.command("tree", help="Show nodes and everything under them, as "
-                      "kafka-metadata-shell's tree.", epilog=EXIT_CODES_HELP)
-def tree(ctx: typer.Context, paths: List[str] = typer.Argument(..., help=_PATHS),
-         output: OutputFormat = output_option(_SHELL_OUTPUT)) -> None:
-    src = _open(ctx)
-    guarded_output(lambda: _lines(output.value, src.shell().tree(paths), src))
-
-
-@metadata_app.command("find", help="List every path under nodes, as kafka-metadata-shell's "
-                      "find.", epilog=EXIT_CODES_HELP)
-def find(ctx: typer.Context, paths: Optional[List[str]] = typer.Argument(None, help=_PATHS),
-         output: OutputFormat = output_option(_SHELL_OUTPUT)) -> None:
-    src = _open(ctx)
-    guarded_output(lambda: _lines(output.value, src.shell().find(paths or []), src))
+_shell_command("ls", "List nodes of the image tree, as kafka-metadata-shell's ls.", False)
+_shell_command("cat", "Show leaves of the image tree, as kafka-metadata-shell's cat.", True)
+_shell_command("tree", "Show nodes and everything under them, as kafka-metadata-shell's tree.",
+               True)
+_shell_command("find", "List every path under nodes, as kafka-metadata-shell's find.", False)
 
 
 @metadata_app.command("shell", help="Browse the image interactively, as kafka-metadata-shell "

@@ -184,26 +184,23 @@ class Shell:
         return out
 
     def cat(self, targets: Sequence[str]) -> list[str]:
-        out: list[str] = []
-        for target in targets:
-            matches = glob(self.root, self.working_dir, target)
-            if not matches:
-                out.append(f"cat: {target}: No such file or directory.")
-            for m in matches:
-                if m.node.is_directory:
-                    out.append(f"cat: {target}: Is a directory")
-                else:
-                    m.node.print(ShellPrinter(out))
-        return out
+        return self._print("cat", targets, leaves_only=True)
 
     def tree(self, targets: Sequence[str]) -> list[str]:
+        return self._print("tree", targets, leaves_only=False)
+
+    def _print(self, command: str, targets: Sequence[str], leaves_only: bool) -> list[str]:
+        """What ``cat`` and ``tree`` print of every node each target names."""
         out: list[str] = []
         for target in targets:
             matches = glob(self.root, self.working_dir, target)
             if not matches:
-                out.append(f"tree: {target}: No such file or directory.")
+                out.append(f"{command}: {target}: No such file or directory.")
             for m in matches:
-                m.node.print(ShellPrinter(out))
+                if leaves_only and m.node.is_directory:
+                    out.append(f"{command}: {target}: Is a directory")
+                else:
+                    m.node.print(ShellPrinter(out))
         return out
 
     def find(self, paths: Sequence[str]) -> list[str]:

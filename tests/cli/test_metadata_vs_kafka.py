@@ -73,7 +73,7 @@ def scenario():
 
 
 def test_shell_commands_match_on_every_file_kafka_wrote(scenario, tmp_path):
-    meta = scenario.metadata_dir
+    meta = scenario.partition("__cluster_metadata-0")
     files = [meta / "00000000000000000000.log", max(meta.glob("*-*.checkpoint")),
              meta / "00000000000000000000-0000000000.checkpoint"]  # the bootstrap snapshot
     for i, path in enumerate(files):
@@ -94,7 +94,8 @@ def test_a_nodes_image_is_the_whole_logs_image(corpus, tmp_path, name):
 
 
 def test_the_cli_prints_what_the_shell_prints(scenario, tmp_path):
-    copy = private_copy(max(scenario.metadata_dir.glob("*-*.checkpoint")), tmp_path)
+    meta = scenario.partition("__cluster_metadata-0")
+    copy = private_copy(max(meta.glob("*-*.checkpoint")), tmp_path)
     theirs = metadata_shell(copy, [["tree", "/image/configs"], ["ls", "/image/scram/*"]])
     tree = pylogctl("metadata", "--snapshot", str(copy), "tree", "/image/configs")
     assert (tree.returncode, tree.stdout.splitlines()) == (0, theirs[0])
