@@ -59,9 +59,16 @@ def _source(ctx: typer.Context, source: str = typer.Argument(
 
 
 def _open(ctx: typer.Context):
-    from ..tools.metadata import open_metadata
+    """The image, replayed with a progress bar on stderr (on a terminal)."""
+    from ..tools.metadata import open_metadata, replay_size
+    from .output import progress_bar
 
-    return open_metadata(ctx.obj)
+    advance, stop = progress_bar("replaying metadata", replay_size(ctx.obj))
+    try:
+        return open_metadata(ctx.obj, advance)
+    finally:
+        if stop is not None:
+            stop()
 
 
 def _replay_code(src) -> int:

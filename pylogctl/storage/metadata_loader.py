@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Iterator, Optional
+from typing import Callable, Iterator, Optional
 
 from ..errors import CorruptRecordError, PylogctlError
 from ..format.control import ControlRecordType, decode_control_value, parse_control_key
@@ -36,6 +36,7 @@ METADATA_PARTITION_DIR = "__cluster_metadata-0"
 BEGIN = API_KEYS["BEGIN_TRANSACTION_RECORD"]
 END = API_KEYS["END_TRANSACTION_RECORD"]
 ABORT = API_KEYS["ABORT_TRANSACTION_RECORD"]
+Progress = Callable[[int], None]
 
 
 @dataclass(frozen=True)
@@ -76,9 +77,11 @@ class MetadataReplay:
 class _Replayer:
     """Applies records in offset order, holding a metadata transaction's back."""
 
-    def __init__(self, replay: MetadataReplay, skip_undecodable: bool) -> None:
+    def __init__(self, replay: MetadataReplay, skip_undecodable: bool,
+                 progress: Progress | None = None) -> None:
         self.replay = replay
         self.skip_undecodable = skip_undecodable
+        self.progress = progress
         self.pending: Optional[list[tuple[int, dict, str, str, int]]] = None
         self.begun: Optional[ReplayProblem] = None
 
@@ -123,6 +126,8 @@ class _Replayer:
                             batch.last_offset, batch.partition_leader_epoch,
                             batch.max_timestamp)
                     replay.next_offset = batch.last_offset + 1
+                    if self.progress is not None:
+                        self.progress(batch.size_in_bytes)
                 if end < size:
                     return self._stop(path, None, end,
                                       f"{size - end} bytes after the last batch do not hold "
@@ -216,14 +221,15 @@ def metadata_files(metadata_dir: str) -> tuple[list[tuple[tuple[int, int], str]]
     return sorted(snapshots), sorted(segments)
 
 
-def load_metadata_dir(metadata_dir: str | os.PathLike[str], *,
-                      skip_undecodable: bool = False) -> MetadataReplay:
+def load_metadata_dir(metadata_dir: str | os.PathLike[str], *, skip_undecodable: bool = False,
+                      progress: Progress | None = None) -> MetadataReplay:
     """The image a node builds from ``__cluster_metadata-0``: its latest snapshot, then the
     log from the snapshot's end offset. ``skip_undecodable`` skips a record that does not
-    decode with a note instead of stopping (as kafka-dump-log goes on past it)."""
+    decode with a note instead of stopping (as kafka-dump-log goes on past it); ``progress``
+    is called with the bytes of each data batch replayed."""
     metadata_dir = os.path.abspath(os.fspath(metadata_dir))
     replay = MetadataReplay(MetadataImage(), metadata_dir)
-    replayer = _Replayer(replay, skip_undecodable)
+    replayer = _Replayer(replay, skip_undecodable, progress)
     snapshots, segments = metadata_files(metadata_dir)
     start, expect = 0, 0
     if snapshots:
@@ -244,18 +250,29 @@ def load_metadata_dir(metadata_dir: str | os.PathLike[str], *,
     return _done(replayer)
 
 
+def bytes_to_replay(metadata_dir: str | os.PathLike[str]) -> int:
+    """About what :func:`load_metadata_dir` reads: the latest snapshot and the segments from
+    the one it ends in (for a progress bar's total)."""
+    snapshots, segments = metadata_files(os.fspath(metadata_dir))
+    start = snapshots[-1][0][0] if snapshots else 0
+    paths = [p for _, p in snapshots[-1:]] + [
+        p for base, p in segments if _segment_end(segments, base) > start]
+    return sum(os.path.getsize(p) for p in paths)
+
+
 def _segment_end(segments: list[tuple[int, str]], base: int) -> float:
     later = [b for b, _ in segments if b > base]
     return min(later) if later else float("inf")
 
 
-def load_metadata_file(path: str | os.PathLike[str]) -> MetadataReplay:
+def load_metadata_file(path: str | os.PathLike[str],
+                       progress: Progress | None = None) -> MetadataReplay:
     """One snapshot or log segment from its first batch, as ``kafka-metadata-shell --snapshot``
     reads it (``SnapshotFileReader``): every record is a commit, control batches are skipped,
     and the provenance is the last batch read (offsets as the file holds them)."""
     path = os.path.abspath(os.fspath(path))
     replay = MetadataReplay(MetadataImage(), path)
-    replayer = _Replayer(replay, False)
+    replayer = _Replayer(replay, False, progress)
     if snapshot_id_from_file(os.path.basename(path)) is not None:
         replay.snapshot = path
     else:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from typing import Any, Iterable, Optional
+from typing import Any, Callable, Iterable, Optional
 
 from ..errors import FileUnreadableError, UsageError
 from ..groups.java_hash_map import hash_map_order
@@ -22,7 +22,8 @@ from ..storage.kraft_configs import kraft_configs_of
 from ..storage.metadata_image import (METADATA_VERSION_FEATURE, METADATA_VERSIONS,
                                       MetadataImage)
 from ..storage.metadata_loader import (METADATA_PARTITION_DIR, MetadataReplay,
-                                       load_metadata_dir, load_metadata_file, metadata_files)
+                                       bytes_to_replay, load_metadata_dir, load_metadata_file,
+                                       metadata_files)
 from ..storage.topic_config import DEFAULT, ConfigSources, ConfigValue
 from ..storage.topic_config_def import BROKER_SYNONYMS, TOPIC_CONFIG_KEYS
 from .metadata_nodes import SECURITY_PROTOCOLS, root_node
@@ -48,26 +49,42 @@ class MetadataSource:
         return Shell(root_node(self.image), width=width)
 
 
-def open_metadata(source: str | os.PathLike[str]) -> MetadataSource:
-    """Read a log dir, a ``__cluster_metadata-0`` dir, or one snapshot or segment file."""
+def resolve_source(source: str | os.PathLike[str]) -> tuple[str, Optional[str], bool]:
+    """``(path to read, its log dir or None, whether it is one file)``; one-line errors for
+    what holds no metadata log."""
     path = os.path.abspath(os.fspath(source))
     if os.path.isfile(path):
         if not path.endswith((".checkpoint", ".log")):
             raise UsageError(f"{source}: not a KRaft snapshot (.checkpoint) or a log segment "
                              f"(.log)")
-        return MetadataSource(load_metadata_file(path), None)
+        return path, None, True
     if not os.path.isdir(path):
         raise FileUnreadableError(f"{source}: no such file or directory", path=path)
     if os.path.basename(path) == METADATA_PARTITION_DIR or any(metadata_files(path)):
         parent = os.path.dirname(path)
         is_log_dir = os.path.basename(path) == METADATA_PARTITION_DIR and \
             os.path.exists(os.path.join(parent, "meta.properties"))
-        return MetadataSource(load_metadata_dir(path), parent if is_log_dir else None)
+        return path, parent if is_log_dir else None, False
     inner = os.path.join(path, METADATA_PARTITION_DIR)
     if os.path.isdir(inner):
-        return MetadataSource(load_metadata_dir(inner), path)
+        return inner, path, False
     raise UsageError(f"{source}: no {METADATA_PARTITION_DIR} in this dir: not the log dir of "
                      f"a KRaft broker or controller that keeps the metadata log")
+
+
+def replay_size(source: str | os.PathLike[str]) -> int:
+    """The bytes :func:`open_metadata` will read, for a progress bar."""
+    path, _, is_file = resolve_source(source)
+    return os.path.getsize(path) if is_file else bytes_to_replay(path)
+
+
+def open_metadata(source: str | os.PathLike[str],
+                  progress: Optional[Callable[[int], None]] = None) -> MetadataSource:
+    """Read a log dir, a ``__cluster_metadata-0`` dir, or one snapshot or segment file."""
+    path, log_dir, is_file = resolve_source(source)
+    if is_file:
+        return MetadataSource(load_metadata_file(path, progress), None)
+    return MetadataSource(load_metadata_dir(path, progress=progress), log_dir)
 
 
 def offsets_topic_partitions(image: MetadataImage) -> Optional[int]:

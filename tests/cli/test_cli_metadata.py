@@ -87,6 +87,28 @@ def test_the_shell_reads_commands_from_stdin(corpus):
         "'ls', 'pwd', 'tree')"]
 
 
+def test_the_shell_on_a_terminal_completes_paths(corpus):
+    pexpect = pytest.importorskip("pexpect")
+    import sys
+
+    child = pexpect.spawn(sys.executable, ["-m", "pylogctl", "metadata",
+                                           str(corpus / "kraft3-cluster" / "kafka1"), "shell"],
+                          env={**__import__("os").environ, "TERM": "dumb", "COLUMNS": "40"},
+                          encoding="utf-8", timeout=30, dimensions=(24, 40))
+    child.expect_exact("[ Kafka Metadata Shell ]")
+    child.expect_exact(">> ")
+    child.send("cd /image/clu\t")  # readline completes the directory
+    child.send("\r")
+    child.expect_exact(">> ")
+    child.sendline("pwd")
+    child.expect_exact("pwd\r\n/image/cluster\r\n")  # "cluster/" completed, then resolved
+    child.sendline("ls /image")  # in columns on a terminal, as Kafka's shell lays them out
+    child.expect_exact("acls          delegationToken  scram\r\n"
+                       "clientQuotas  features         topics")
+    child.sendline("exit")
+    child.expect(pexpect.EOF)
+
+
 def test_check_finds_nothing_on_a_consistent_cluster(corpus):
     done = pylogctl("metadata", corpus / "kraft3-cluster" / "kafka1", "check",
                     corpus / "kraft3-cluster")

@@ -15,7 +15,8 @@ from pylogctl.format.builder import RecordBatchBuilder
 from pylogctl.format.message import KafkaUuid
 from pylogctl.format.metadata_records import API_KEYS, encode_metadata_record
 from pylogctl.storage.metadata_image import MIGRATING_DIR, PartitionRegistration
-from pylogctl.storage.metadata_loader import load_metadata_dir, load_metadata_file, problems
+from pylogctl.storage.metadata_loader import (bytes_to_replay, load_metadata_dir,
+                                              load_metadata_file, problems)
 
 K = API_KEYS
 T1 = bytes(range(16))
@@ -163,7 +164,9 @@ def test_snapshot_then_log_and_the_gap_between_them(tmp_path):
     snapshot = (3, [[topic("t", T1), partition(T1, 0)]])
     ok = write(tmp_path / "ok", [[config(2, "x", "a", "1")] * 3, [change(T1, 0, leader=2)]],
                snapshot=snapshot)
-    replay = load_metadata_dir(ok)
+    read: list[int] = []
+    replay = load_metadata_dir(ok, progress=read.append)
+    assert 0 < sum(read) <= bytes_to_replay(ok)  # a progress bar's steps and total
     assert replay.image.topic_by_name("t").partitions[0].leader == 2
     assert replay.image.configs == {}  # the records below the snapshot are its past
     assert replay.stopped is None and replay.next_offset == 4
