@@ -11,7 +11,8 @@ with the record that set it. A partition's leader epoch follows ``PartitionRegis
 (a new leader in a ``PartitionChangeRecord``, even the same one, bumps it): a broker taking over
 a log dir reads the epoch its data must be written above here.
 
-A record that does not decode is skipped with a note, as kafka-dump-log skips it;
+A record that does not decode, or that fails to apply, is skipped with a note, as
+kafka-dump-log skips it;
 ``bootstrap.checkpoint`` holds only features and SCRAM credentials, never configs, and is not
 read.
 """
@@ -88,7 +89,7 @@ def find_metadata_dir(log_dir: str | os.PathLike[str]) -> str | None:
 
 def read_kraft_configs(metadata_dir: str | os.PathLike[str]) -> KraftConfigs:
     """Replay the latest snapshot, then the log from the snapshot's end offset."""
-    return kraft_configs_of(load_metadata_dir(metadata_dir, skip_undecodable=True))
+    return kraft_configs_of(load_metadata_dir(metadata_dir, lenient=True))
 
 
 def kraft_configs_of(replay: MetadataReplay) -> KraftConfigs:

@@ -4,8 +4,11 @@
 ``AclsDelta``, ``ScramDelta``, ``DelegationTokenDelta``), applied record by record.
 
 Kafka gathers a batch's records in a delta and applies it at the batch's end; applying each
-record at once ends in the same image. A record the delta refuses raises
-:class:`~.metadata_image.ReplayFault` with Kafka's words before anything changes.
+record at once ends in the same image but in one case, which :class:`Delta` keeps: a
+``RemoveTopicRecord`` drops the topic's configs only if the image held them when the delta
+began (``ConfigurationsDelta.replay``), so configs set in the same batch as the topic's removal
+outlive it. A record the delta refuses raises :class:`~.metadata_image.ReplayFault` with
+Kafka's words before anything changes.
 """
 
 from __future__ import annotations
@@ -21,13 +24,26 @@ from .metadata_image import (METADATA_VERSION_FEATURE, METADATA_VERSIONS, TOPIC_
                              recovery_state, uuid_texts, uuid_key)
 
 
-def replay(image: MetadataImage, api_key: int, data: dict[str, Any], origin: str) -> None:
-    """Apply one record to ``image``; raises :class:`ReplayFault` (nothing changed) when
-    Kafka's delta would refuse it."""
-    handler = _HANDLERS.get(api_key)
-    if handler is None:
-        raise ReplayFault(f"Unknown metadata record type {api_key}")
-    handler(image, data, origin)
+class Delta:
+    """The records of one batch (one ``MetadataDelta``), applied to ``image`` one by one."""
+
+    def __init__(self, image: MetadataImage) -> None:
+        self.image = image
+        self.new_topic_configs: set[str] = set()  # TOPIC config resources made in this delta
+
+    def replay(self, api_key: int, data: dict[str, Any], origin: str) -> None:
+        """Apply one record; raises :class:`ReplayFault` (nothing changed) when Kafka's delta
+        would refuse it."""
+        if api_key == _REMOVE_TOPIC:
+            _remove_topic(self.image, data, self.new_topic_configs)
+            return
+        if api_key == _CONFIG and data["resourceType"] == TOPIC_RESOURCE and \
+                (TOPIC_RESOURCE, data["resourceName"]) not in self.image.configs:
+            self.new_topic_configs.add(data["resourceName"])
+        handler = _HANDLERS.get(api_key)
+        if handler is None:
+            raise ReplayFault(f"Unknown metadata record type {api_key}")
+        handler(self.image, data, origin)
 
 
 def _endpoints(data: dict[str, Any]) -> tuple[Endpoint, ...]:
@@ -148,14 +164,15 @@ def _clear_elr(image: MetadataImage, d: dict, _: str) -> None:
                 topic.partitions[pid] = p.merge(cleared)
 
 
-def _remove_topic(image: MetadataImage, d: dict, _: str) -> None:
+def _remove_topic(image: MetadataImage, d: dict, new_topic_configs: set[str]) -> None:
     topic_id = str(d["topicId"])
     topic = image.topics.pop(topic_id, None)
     if topic is None:
         raise ReplayFault(f"Unable to delete topic with id {topic_id}: no such topic found.")
     if image.topic_ids.get(topic.name) == topic_id:
         del image.topic_ids[topic.name]
-    image.configs.pop((TOPIC_RESOURCE, topic.name), None)  # ConfigurationsDelta too
+    if topic.name not in new_topic_configs:  # ConfigurationsDelta: the image's configs only
+        image.configs.pop((TOPIC_RESOURCE, topic.name), None)
 
 
 def _config(image: MetadataImage, d: dict, origin: str) -> None:
@@ -249,6 +266,7 @@ def _nothing(image: MetadataImage, d: dict, _: str) -> None:
 
 
 _K = API_KEYS
+_REMOVE_TOPIC, _CONFIG = _K["REMOVE_TOPIC_RECORD"], _K["CONFIG_RECORD"]
 _HANDLERS = {
     _K["REGISTER_BROKER_RECORD"]: _register_broker,
     _K["UNREGISTER_BROKER_RECORD"]: _pop("brokers", "brokerId"),
@@ -258,7 +276,6 @@ _HANDLERS = {
     _K["PARTITION_CHANGE_RECORD"]: _change_partition,
     _K["FENCE_BROKER_RECORD"]: _fence(True),
     _K["UNFENCE_BROKER_RECORD"]: _fence(False),
-    _K["REMOVE_TOPIC_RECORD"]: _remove_topic,
     _K["DELEGATION_TOKEN_RECORD"]: _token,
     _K["USER_SCRAM_CREDENTIAL_RECORD"]: _scram,
     _K["FEATURE_LEVEL_RECORD"]: _feature,

@@ -9,12 +9,17 @@ Metadata transactions (KIP-868, ``MetadataBatchLoader``): the records between a
 ``AbortTransactionRecord`` drops them, and a transaction still open where the files end is not
 applied (a node would wait for its end).
 
-What Kafka's loader survives is survived here and listed in :attr:`MetadataReplay.faults`: a
-record its delta refuses is skipped (the loader's fault handler logs it and goes on). What it
-cannot read stops the replay, and :attr:`MetadataReplay.stopped` says where and why: a batch
-whose CRC does not match, a truncated or corrupt batch, a record that does not decode, or a gap
-(records between the snapshot's end offset and the log, or between two batches, missing).
-Offline, the log's high watermark is unknown, so an uncommitted tail is replayed too.
+Replay stops, and :attr:`MetadataReplay.stopped` says where (file, offset, byte position) and
+why, at a record that fails to apply (a PartitionRecord for a topic id no TopicRecord created,
+a FenceBrokerRecord for another broker epoch, an EndTransactionRecord without a begin), a
+record that does not decode, a batch whose CRC does not match, a truncated or corrupt batch,
+or a gap (offsets between the snapshot's end offset and the log, or between two batches, in no
+file). Kafka's loader logs a record that fails to apply and goes on, but its batch's delta may
+then fail as a whole (the PartitionRecord above leaves a topic delta without a topic, and the
+delta's other records are lost with it), so past that record Kafka's image is not well defined.
+The ``lenient`` mode skips such records instead, listing them in
+:attr:`MetadataReplay.faults` (for commands that only want the configs). Offline, the log's
+high watermark is unknown, so an uncommitted tail is replayed too.
 """
 
 from __future__ import annotations
@@ -68,7 +73,7 @@ class MetadataReplay:
     records: int = 0  # records applied (snapshot and log)
     next_offset: int = 0  # the offset replay would read next
     snapshot_time: int = -1  # the snapshot header's LastContainedLogTimestamp
-    faults: list[ReplayProblem] = field(default_factory=list)  # records Kafka would skip
+    faults: list[ReplayProblem] = field(default_factory=list)  # records skipped (lenient)
     stopped: Optional[ReplayProblem] = None  # why replay ended before the files' end
     open_transaction: Optional[ReplayProblem] = None  # begun, never ended: not applied
     notes: list[str] = field(default_factory=list)
@@ -77,12 +82,13 @@ class MetadataReplay:
 class _Replayer:
     """Applies records in offset order, holding a metadata transaction's back."""
 
-    def __init__(self, replay: MetadataReplay, skip_undecodable: bool,
+    def __init__(self, replay: MetadataReplay, lenient: bool,
                  progress: Progress | None = None) -> None:
         self.replay = replay
-        self.skip_undecodable = skip_undecodable
+        self.lenient = lenient
         self.progress = progress
-        self.pending: Optional[list[tuple[int, dict, str, str, int]]] = None
+        self.pending: Optional[list[tuple[int, dict, str, str, int, int]]] = None
+        self.delta = metadata_delta.Delta(replay.image)
         self.begun: Optional[ReplayProblem] = None
 
     def file(self, path: str, from_offset: int, expect: Optional[int]) -> bool:
@@ -117,6 +123,7 @@ class _Replayer:
                     if batch.is_control:
                         self._control(batch)
                         continue
+                    self.delta = metadata_delta.Delta(replay.image)  # a batch, a delta
                     for record in batch.records():
                         if record.offset >= from_offset and not self._record(
                                 path, name, record, position):
@@ -149,21 +156,23 @@ class _Replayer:
                 continue
 
     def _record(self, path: str, name: str, record, position: int) -> bool:
+        """Replay one record; False when replay stopped at it."""
         replay = self.replay
         try:
             decoded = decode_metadata_record(record.value or b"")
         except CorruptRecordError as exc:
-            if self.skip_undecodable:
+            if self.lenient:
                 replay.notes.append(f"{name}: record at offset {record.offset} skipped: "
                                     f"{exc.message}")
                 return True
             return self._stop(path, record.offset, position,
                               f"the record does not decode: {exc.message}")
         key, data, origin = decoded.api_key, decoded.data, f"{name} offset {record.offset}"
+        at = (path, record.offset, position)
         if key == BEGIN:
             if self.pending is not None:
-                return self._fault(path, record.offset, position, "Encountered "
-                                   "BeginTransactionRecord while already in a transaction")
+                return self._refused(*at, "Encountered BeginTransactionRecord while already "
+                                     "in a transaction")
             self.pending = []
             self.begun = ReplayProblem(path, record.offset, position,
                                        "a metadata transaction begun here never ended: its "
@@ -171,33 +180,37 @@ class _Replayer:
         elif key in (END, ABORT):
             if self.pending is None:
                 which = "End" if key == END else "Abort"
-                return self._fault(path, record.offset, position, f"Encountered "
-                                   f"{which}TransactionRecord without having seen a "
-                                   f"BeginTransactionRecord")
+                return self._refused(*at, f"Encountered {which}TransactionRecord without "
+                                     f"having seen a BeginTransactionRecord")
             pending, self.pending, self.begun = self.pending, None, None
-            if key == END:
-                for args in pending:
-                    self._apply(*args)
-            else:
+            if key == ABORT:
                 replay.notes.append(f"{name}: the metadata transaction aborted at offset "
                                     f"{record.offset} dropped {len(pending)} records")
+            else:
+                self.delta = metadata_delta.Delta(replay.image)  # the transaction's delta
+                if not all(self._apply(*args) for args in pending):
+                    return False
         elif self.pending is not None:
-            self.pending.append((key, data, origin, path, record.offset))
+            self.pending.append((key, data, origin, *at))
             return True
-        self._apply(key, data, origin, path, record.offset)
-        return True
+        return self._apply(key, data, origin, *at)
 
-    def _apply(self, key: int, data: dict, origin: str, path: str, offset: int) -> None:
+    def _apply(self, key: int, data: dict, origin: str, path: str, offset: int,
+               position: int) -> bool:
         try:
-            metadata_delta.replay(self.replay.image, key, data, origin)
-            self.replay.records += 1
+            self.delta.replay(key, data, origin)
         except ReplayFault as exc:
-            self._fault(path, offset, None, f"Error loading metadata log record from offset "
-                        f"{offset}: {exc}")
-
-    def _fault(self, path: str, offset: int, position: Optional[int], reason: str) -> bool:
-        self.replay.faults.append(ReplayProblem(path, offset, position, reason))
+            return self._refused(path, offset, position, str(exc))
+        self.replay.records += 1
         return True
+
+    def _refused(self, path: str, offset: int, position: int, reason: str) -> bool:
+        """A record Kafka's delta refuses: skipped when lenient, else where replay stops."""
+        reason = f"the record fails to apply: {reason}"
+        if self.lenient:
+            self.replay.faults.append(ReplayProblem(path, offset, position, reason))
+            return True
+        return self._stop(path, offset, position, reason)
 
     def _stop(self, path: str, offset: Optional[int], position: Optional[int],
               reason: str) -> bool:
@@ -221,15 +234,15 @@ def metadata_files(metadata_dir: str) -> tuple[list[tuple[tuple[int, int], str]]
     return sorted(snapshots), sorted(segments)
 
 
-def load_metadata_dir(metadata_dir: str | os.PathLike[str], *, skip_undecodable: bool = False,
+def load_metadata_dir(metadata_dir: str | os.PathLike[str], *, lenient: bool = False,
                       progress: Progress | None = None) -> MetadataReplay:
     """The image a node builds from ``__cluster_metadata-0``: its latest snapshot, then the
-    log from the snapshot's end offset. ``skip_undecodable`` skips a record that does not
-    decode with a note instead of stopping (as kafka-dump-log goes on past it); ``progress``
+    log from the snapshot's end offset. ``lenient`` skips a record that does not decode
+    or fails to apply, with a note, instead of stopping (as kafka-dump-log goes on past it); ``progress``
     is called with the bytes of each data batch replayed."""
     metadata_dir = os.path.abspath(os.fspath(metadata_dir))
     replay = MetadataReplay(MetadataImage(), metadata_dir)
-    replayer = _Replayer(replay, skip_undecodable, progress)
+    replayer = _Replayer(replay, lenient, progress)
     snapshots, segments = metadata_files(metadata_dir)
     start, expect = 0, 0
     if snapshots:

@@ -105,21 +105,32 @@ def test_clear_elr_clears_every_partition_of_the_named_topic(tmp_path):
     assert b0.last_known_elr == (3,)
 
 
-def test_a_record_kafka_refuses_is_skipped_with_its_offset(tmp_path):
+def test_replay_stops_at_a_record_kafka_refuses_and_lenient_replay_skips_it(tmp_path):
     metadata = write(tmp_path, [
+        [topic("t", T2), config(2, "t", "segment.ms", "1")],
         [partition(T1, 0)],  # no TopicRecord created T1
-        [topic("t", T2), change(T2, 5, leader=1)],  # no partition 5
+        [change(T2, 5, leader=1)],  # no partition 5
         [rec("FENCE_BROKER_RECORD", {"id": 9, "epoch": 1})],
+        [rec("END_TRANSACTION_RECORD", {})],
         [config(2, "t", "retention.ms", "5")],
     ])
     replay = load_metadata_dir(metadata)
-    assert [(f.offset, f.reason.split(": ", 1)[1]) for f in replay.faults] == [
-        (0, f"PartitionRecord for topic id {str_uuid(T1)}, which no TopicRecord created"),
-        (2, f"Unable to find partition {str_uuid(T2)}:5"),
-        (3, "Tried to fence broker 9, but that broker was not registered."),
+    stopped = replay.stopped
+    first = batches([[topic("t", T2), config(2, "t", "segment.ms", "1")]])
+    assert (stopped.offset, stopped.position) == (2, len(first))  # the batch holding it
+    assert stopped.reason == (f"the record fails to apply: PartitionRecord for topic id "
+                              f"{str_uuid(T1)}, which no TopicRecord created")
+    assert replay.image.configs[(2, "t")]["segment.ms"].value == "1"  # what came before
+    assert (2, "t") in replay.image.configs and replay.next_offset == 2
+    lenient = load_metadata_dir(metadata, lenient=True)
+    assert [(f.offset, f.reason.split(": ", 1)[1]) for f in lenient.faults] == [
+        (2, f"PartitionRecord for topic id {str_uuid(T1)}, which no TopicRecord created"),
+        (3, f"Unable to find partition {str_uuid(T2)}:5"),
+        (4, "Tried to fence broker 9, but that broker was not registered."),
+        (5, "Encountered EndTransactionRecord without having seen a BeginTransactionRecord"),
     ]
-    assert replay.stopped is None
-    assert replay.image.configs[(2, "t")]["retention.ms"].value == "5"  # replay went on
+    assert lenient.stopped is None
+    assert lenient.image.configs[(2, "t")]["retention.ms"].value == "5"  # replay went on
 
 
 def test_metadata_transactions_apply_at_their_end_and_aborted_ones_never(tmp_path):
@@ -148,7 +159,6 @@ def test_brokers_register_fence_change_and_leave(tmp_path):
         [register], [rec("UNFENCE_BROKER_RECORD", {"id": 1, "epoch": 7})],
         [rec("BROKER_REGISTRATION_CHANGE_RECORD",
              {"brokerId": 1, "brokerEpoch": 7, "inControlledShutdown": 1}, 1)],
-        [rec("UNFENCE_BROKER_RECORD", {"id": 1, "epoch": 6})],  # a stale epoch: refused
         [rec("FEATURE_LEVEL_RECORD", {"name": "metadata.version", "featureLevel": 25})],
         [rec("FEATURE_LEVEL_RECORD", {"name": "group.version", "featureLevel": 1})],
     ])
@@ -156,7 +166,7 @@ def test_brokers_register_fence_change_and_leave(tmp_path):
     broker = replay.image.brokers[1]
     assert (broker.fenced, broker.in_controlled_shutdown) == (False, True)
     assert broker.directories == (str_uuid(T1), str_uuid(T2))  # sorted as Uuid.compareTo
-    assert [f.offset for f in replay.faults] == [3]
+    assert replay.stopped is None
     assert (replay.image.metadata_version, replay.image.features) == (25, {"group.version": 1})
 
 
@@ -196,7 +206,7 @@ def test_a_record_that_does_not_decode_stops_replay(tmp_path):
     replay = load_metadata_dir(metadata)
     assert replay.stopped.offset == 0 and "does not decode" in replay.stopped.reason
     assert "offset 0" in str(replay.stopped)
-    assert load_metadata_dir(metadata, skip_undecodable=True).image.topic_ids.keys() == {"u"}
+    assert load_metadata_dir(metadata, lenient=True).image.topic_ids.keys() == {"u"}
 
 
 def test_one_file_read_as_kafka_metadata_shell_reads_it(tmp_path):
@@ -226,3 +236,14 @@ def test_merge_keeps_what_a_change_leaves_null_and_counts_epochs(changes):
                            ("eligibleLeaderReplicas", "elr"), ("lastKnownElr", "last_known_elr")):
             assert getattr(p, attr) == tuple(c.get(name, getattr(before, attr)))
     assert (p.leader_epoch, p.partition_epoch) == (5 + leaders, 9 + len(changes))
+
+
+def test_a_removed_topics_configs_go_unless_set_in_the_same_batch(tmp_path):
+    """ConfigurationsDelta drops the configs the image held when the delta began: configs
+    written in the removal's own batch outlive the topic, as in Kafka."""
+    remove = rec("REMOVE_TOPIC_RECORD", {"topicId": T1})
+    apart = write(tmp_path / "apart", [[topic("t", T1)], [config(2, "t", "a", "1")], [remove]])
+    assert load_metadata_dir(apart).image.configs == {}
+    together = write(tmp_path / "together",
+                     [[topic("t", T1)], [config(2, "t", "a", "1"), remove]])
+    assert load_metadata_dir(together).image.configs[(2, "t")]["a"].value == "1"
