@@ -8,9 +8,11 @@ What a KRaft broker would find when it loads them (``LogManager`` with the image
   (``LogManager.isStrayReplica``; a topic id mismatch is reported as such);
 - a partition the image places on this broker, in this log dir (its ``directory.id`` in the
   partition's ``Directories``, or no directory assigned yet), that no dir of the broker holds;
-- ``meta.properties`` that disagree (``kafka-storage info``'s checks): another ``cluster.id`` than
-  the metadata log's own log dir, a ``node.id`` no broker or controller registered, a
-  ``directory.id`` the broker's registration does not list.
+- ``meta.properties`` that disagree: another ``cluster.id`` than the metadata log's own log dir
+  (``kafka-storage info``'s "Mismatched cluster IDs between storage directories"), a ``node.id``
+  no broker or controller registered, a ``directory.id`` the broker's registration does not
+  list. Dirs with different node ids are taken for different brokers' (kafka-storage info,
+  which reads one node's dirs, calls that "Mismatched node IDs").
 
 Marked dirs (``-delete``, ``-future``, ``-stray``) are Kafka's business in progress and are left
 out. With several brokers' log dirs each is checked as its own broker's.
@@ -57,8 +59,9 @@ def check_log_dirs(src: MetadataSource, log_dirs: list[str]) -> list[dict[str, A
             reference = meta.get("cluster.id")
         if meta.get("cluster.id") != reference:
             problems.append(_problem(log_dir, "cluster-id-mismatch",
-                                     f"cluster.id {meta.get('cluster.id')} in meta.properties, "
-                                     f"but the metadata log's node has {reference}"))
+                                     f"Mismatched cluster IDs between storage directories: "
+                                     f"{meta.get('cluster.id')} here, {reference} where the "
+                                     f"metadata log is"))
         if node is None or not node.lstrip("-").isdigit():
             problems.append(_problem(log_dir, "no-node-id", "meta.properties names no node.id: "
                                      "partitions cannot be placed"))

@@ -121,3 +121,24 @@ def test_features_match_live_kafka_features_but_the_epoch(scenario):
     def cut(text: str) -> list[str]:
         return [line.rsplit("Epoch:", 1)[0] for line in text.splitlines()]
     assert cut(done.stdout) == cut(scenario.live["features"])
+
+
+def test_check_reports_the_cluster_id_mismatch_kafka_storage_info_reports(corpus, tmp_path):
+    from kafka_jvm import run_tool
+
+    for name in ("a", "b"):
+        shutil.copytree(corpus / "kraft3-cluster" / "kafka1", tmp_path / name)
+    (tmp_path / "b" / "meta.properties").write_text("node.id=1\nversion=1\ncluster.id=other\n")
+    config = tmp_path / "server.properties"
+    config.write_text(f"process.roles=broker\nnode.id=1\nlog.dirs={tmp_path / 'a'},"
+                      f"{tmp_path / 'b'}\ncontroller.quorum.voters=9@localhost:9093\n"
+                      f"controller.listener.names=CONTROLLER\nlisteners=PLAINTEXT://:9092\n")
+    kafka = run_tool("kafka-storage", "info", "-c", str(config))
+    assert kafka.returncode == 1
+    assert "Found problem:\n  Mismatched cluster IDs between storage directories." in kafka.stdout
+    ours = pylogctl("metadata", tmp_path / "a", "check", tmp_path / "a", tmp_path / "b")
+    assert ours.returncode == 1
+    assert ours.stdout.splitlines() == [
+        f"{tmp_path / 'b'}: cluster-id-mismatch: Mismatched cluster IDs between storage "
+        f"directories: other here, EP6hyiddQNW5FPrAvR9kWw where the metadata log is",
+        "1 problem found"]
