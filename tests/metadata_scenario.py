@@ -58,7 +58,11 @@ def metadata_shell(path: Path, commands: list[list[str]],
     cmd = java_command("MetadataShellRun", args, version)
     cp = cmd.index("-cp") + 1
     cmd[cp] = f"{_shell_classes(version)}:{cmd[cp]}"
-    proc = subprocess.run(cmd, capture_output=True, timeout=300, stdin=subprocess.DEVNULL)
+    try:
+        proc = subprocess.run(cmd, capture_output=True, timeout=120, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired as exc:  # say what the shell printed before it hung
+        raise AssertionError(f"kafka-metadata-shell hung on {path} {commands[:2]}...:\n"
+                             f"{(exc.stderr or b'').decode(errors='replace')[-2000:]}") from exc
     out = proc.stdout.decode("utf-8", "surrogateescape")
     assert proc.returncode == 0, proc.stderr.decode(errors="replace")
     chunks = out.split("--end--\n")

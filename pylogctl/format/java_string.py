@@ -99,3 +99,9 @@ def _malformed4_skip(b1: int, b2: int, b3: int) -> int:
     if b1 > 0xF4 or _malformed4_2(b1, b2):
         return 0
     return 1 if not _cont(b3) else 2
+
+
+def java_order(text: str) -> bytes:
+    """Sort key giving Java's ``String.compareTo`` order (UTF-16 code units, not code
+    points)."""
+    return text.encode("utf-16-be", "surrogatepass")

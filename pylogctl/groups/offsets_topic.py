@@ -4,9 +4,9 @@ loading the partitions that hold the groups asked for.
 The partition count N of ``partitionFor`` is the topic's real partition count. Offline it is
 what the caller knows (``partition_count``: ``--offsets-partitions``, else the partitions the
 KRaft metadata image registers, which beats the dirs), else what the log dirs show: the
-highest ``__consumer_offsets-{p}`` found, plus one. With the log dirs of only some brokers, partitions
-may be missing; a gap below N is reported (``missing_partitions``), and a group whose
-partition is absent is reported as such rather than looked for in the wrong place.
+highest ``__consumer_offsets-{p}`` found, plus one. With the log dirs of only some brokers,
+partitions may be missing; a gap below N is reported (``missing_partitions``), and a group
+whose partition is absent is reported as such rather than looked for in the wrong place.
 
 Each partition is read from one replica (:meth:`LogDirs.choose`). With group ids, only their
 partitions are read, and within them only those groups are decoded. Partitions load in

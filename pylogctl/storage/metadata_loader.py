@@ -238,8 +238,8 @@ def load_metadata_dir(metadata_dir: str | os.PathLike[str], *, lenient: bool = F
                       progress: Progress | None = None) -> MetadataReplay:
     """The image a node builds from ``__cluster_metadata-0``: its latest snapshot, then the
     log from the snapshot's end offset. ``lenient`` skips a record that does not decode
-    or fails to apply, with a note, instead of stopping (as kafka-dump-log goes on past it); ``progress``
-    is called with the bytes of each data batch replayed."""
+    or fails to apply, with a note, instead of stopping (as kafka-dump-log goes on past it);
+    ``progress`` is called with the bytes of each data batch replayed."""
     metadata_dir = os.path.abspath(os.fspath(metadata_dir))
     replay = MetadataReplay(MetadataImage(), metadata_dir)
     replayer = _Replayer(replay, lenient, progress)

@@ -1,1 +1,6 @@
-"""Library side of the subcommands: each returns plain data for :mod:`pylogctl.formatters`."""
+"""Library side of the subcommands: each returns plain data for :mod:`pylogctl.formatters`.
+
+``metadata``: :mod:`.metadata` (the source and the views), :mod:`.metadata_nodes` (Kafka's node
+tree of the image and its leaves' texts), :mod:`.metadata_shell` (kafka-metadata-shell's
+commands and globs), :mod:`.metadata_check` (log dirs against the image).
+"""

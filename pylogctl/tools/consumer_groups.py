@@ -32,6 +32,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from ..errors import UsageError
 from ..format.group_coordinator_records import TOPIC
+from ..format.java_string import java_order
 from ..groups.end_offsets import EndOffsets, LagFrom
 from ..groups.group_metadata import Group, GroupState, GroupType
 from ..groups.offset_commits import TopicPartition
@@ -57,11 +58,6 @@ def describe_columns(view: str, verbose: bool) -> tuple[str, ...]:
         return ("group", "coordinator", "assignmentStrategy", "state",
                 *(("groupEpoch", "targetAssignmentEpoch") if verbose else ()), "numMembers")
     raise ValueError(f"view is one of {VIEWS}, not {view!r}")
-
-
-def java_order(group_id: str) -> bytes:
-    """Sort key giving Java's ``String.compareTo`` order (UTF-16 code units)."""
-    return group_id.encode("utf-16-be", "surrogatepass")
 
 
 def parse_states(text: str, valid: Sequence[str] = GroupState.ALL) -> set[str]:

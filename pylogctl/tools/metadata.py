@@ -24,13 +24,10 @@ from ..storage.metadata_image import (METADATA_VERSION_FEATURE, METADATA_VERSION
 from ..storage.metadata_loader import (METADATA_PARTITION_DIR, MetadataReplay,
                                        bytes_to_replay, load_metadata_dir, load_metadata_file,
                                        metadata_files)
-from ..storage.topic_config import DEFAULT, ConfigSources, ConfigValue
+from ..storage.topic_config import DEFAULT, INTERNAL_TOPICS, ConfigSources, ConfigValue
 from ..storage.topic_config_def import BROKER_SYNONYMS, TOPIC_CONFIG_KEYS
 from .metadata_nodes import SECURITY_PROTOCOLS, root_node
 from .metadata_shell import Shell
-
-OFFSETS_TOPIC = "__consumer_offsets"
-INTERNAL_TOPICS = frozenset({OFFSETS_TOPIC, "__transaction_state", "__share_group_state"})
 
 
 @dataclass
@@ -85,12 +82,6 @@ def open_metadata(source: str | os.PathLike[str],
     if is_file:
         return MetadataSource(load_metadata_file(path, progress), None)
     return MetadataSource(load_metadata_dir(path, progress=progress), log_dir)
-
-
-def offsets_topic_partitions(image: MetadataImage) -> Optional[int]:
-    """How many partitions ``__consumer_offsets`` has, as the image registers it."""
-    topic = image.topic_by_name(OFFSETS_TOPIC)
-    return None if topic is None else len(topic.partitions)
 
 
 def _config_order() -> list[str]:
@@ -201,11 +192,12 @@ def _level(feature: str, level: int) -> str:
 
 def feature_rows(image: MetadataImage, node_id: Optional[int] = None) -> list[dict[str, Any]]:
     """``kafka-features describe``'s rows: every feature node ``node_id`` (by default the
-    lowest broker id) registered support for, with the finalized level (0 when none) and the
-    image's offset as the epoch."""
-    broker = image.brokers.get(node_id) if node_id is not None else \
-        next((b for _, b in sorted(image.brokers.items())), None)
-    supported = {} if broker is None else {n: (lo, hi) for n, lo, hi in broker.features}
+    lowest broker id, else the lowest controller id) registered support for, with the
+    finalized level (0 when none) and the image's offset as the epoch."""
+    nodes = {**image.controllers, **image.brokers}  # a controller-only node: its own
+    node = nodes.get(node_id) if node_id is not None else \
+        next((nodes[n] for n in sorted(image.brokers or nodes)), None)
+    supported = {} if node is None else {n: (lo, hi) for n, lo, hi in node.features}
     finalized = dict(image.features)
     if image.metadata_version is not None:
         finalized[METADATA_VERSION_FEATURE] = image.metadata_version

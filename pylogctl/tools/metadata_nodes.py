@@ -16,6 +16,7 @@ from typing import Callable, Iterable, Optional
 
 from .. import __version__
 from ..format.jackson import java_double_str
+from ..format.java_string import java_order
 from ..storage.metadata_image import (METADATA_VERSIONS, RESOURCE_TYPES, BrokerRegistration,
                                       ControllerRegistration, Endpoint, MetadataImage,
                                       PartitionRegistration, TopicImage)
@@ -33,8 +34,8 @@ _JAVA_INT = re.compile(r"[+-]?[0-9]+")
 
 
 def java_sorted(names: Iterable[str]) -> list[str]:
-    """Sorted as ``String::compareTo`` (UTF-16 code units, not code points)."""
-    return sorted(names, key=lambda s: s.encode("utf-16-be", "surrogatepass"))
+    """Sorted as ``String::compareTo``."""
+    return sorted(names, key=java_order)
 
 
 def java_int(text: str) -> Optional[int]:
