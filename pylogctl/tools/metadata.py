@@ -97,7 +97,7 @@ def topic_descriptions(src: MetadataSource, topics: Iterable[str] = (),
     broker would describe them: the topic's own, the dynamic broker configs of the image and
     ``config_file`` (a server.properties: static configs are not in the metadata)."""
     image = src.image
-    patterns = [re.compile(t) for t in topics]  # TopicFilter.IncludeList: regexes
+    patterns = [re.compile(_include_list(t)) for t in topics]
     names = [n for n in sorted(image.topic_ids)
              if (not patterns or any(p.fullmatch(n) for p in patterns))
              and not (exclude_internal and n in INTERNAL_TOPICS)]
@@ -123,6 +123,13 @@ def topic_descriptions(src: MetadataSource, topics: Iterable[str] = (),
             "replicationFactor": _replication_factor(first) if first else 0,
             "configs": configs, "partitions": partitions})
     return out
+
+
+def _include_list(text: str) -> str:
+    """``TopicFilter.IncludeList``'s regex: commas are alternatives, spaces and surrounding
+    quotes go."""
+    return re.sub(r"[\"']+$", "", re.sub(r"^[\"']+", "", text.strip().replace(",", "|")
+                                          .replace(" ", "")))
 
 
 def _described(value: ConfigValue) -> bool:

@@ -56,6 +56,9 @@ def test_topics_describe_text_json_and_table(corpus):
     assert (offsets["partitionCount"], offsets["configs"]) == (50, {
         "compression.type": "producer", "cleanup.policy": "compact",
         "segment.bytes": "104857600"})
+    listed = pylogctl("metadata", log_dir, "topics", "--topic", "'test5, test1'")  # IncludeList
+    assert [line.split("\t")[0] for line in listed.stdout.splitlines()
+            if line.startswith("Topic")] == ["Topic: test5", "Topic: test1"]
     table = pylogctl("metadata", log_dir, "topics", "--exclude-internal", "-o", "table")
     assert len(table.stdout.splitlines()) == 1 + 10  # two topics of five partitions
 
