@@ -10,8 +10,8 @@ What a KRaft broker would find when it loads them (``LogManager`` with the image
   partition's ``Directories``, or no directory assigned yet), that no dir of the broker holds;
 - ``meta.properties`` that disagree: another ``cluster.id`` than the metadata log's own log dir
   (``kafka-storage info``'s "Mismatched cluster IDs between storage directories"), a ``node.id``
-  no broker or controller registered, a ``directory.id`` the broker's registration does not
-  list. Dirs with different node ids are taken for different brokers' (kafka-storage info,
+  no broker or controller registered (unless none is: pylogctl's own broker registers no
+  node), a ``directory.id`` the broker's registration does not list. Dirs with different node ids are taken for different brokers' (kafka-storage info,
   which reads one node's dirs, calls that "Mismatched node IDs").
 
 Marked dirs (``-delete``, ``-future``, ``-stray``) are Kafka's business in progress and are left
@@ -67,7 +67,8 @@ def check_log_dirs(src: MetadataSource, log_dirs: list[str]) -> list[dict[str, A
                                      "partitions cannot be placed"))
             continue
         node_id = int(node)
-        if node_id not in image.brokers and node_id not in image.controllers:
+        registered = image.brokers.keys() | image.controllers.keys()
+        if registered and node_id not in registered:  # none at all: pylogctl's broker wrote it
             problems.append(_problem(log_dir, "node-id-unregistered",
                                      f"node.id {node_id} is no registered broker or controller"))
         dir_id = meta.get("directory.id")
