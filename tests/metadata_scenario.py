@@ -51,8 +51,11 @@ def _shell_classes(version: str) -> Path:
 
 def metadata_shell(path: Path, commands: list[list[str]],
                    version: str = KAFKA_VERSION) -> list[list[str]]:
-    """What ``kafka-metadata-shell --snapshot PATH CMD...`` prints for each command (lines)."""
-    args = [str(path)]
+    """What ``kafka-metadata-shell --snapshot PATH CMD...`` prints for each command (lines),
+    once its image holds the file's last record (its offset read here by pylogctl)."""
+    from pylogctl.storage.metadata_loader import load_metadata_file
+
+    args = [str(path), str(load_metadata_file(path).image.provenance.offset)]
     for i, command in enumerate(commands):
         args += (["--next"] if i else []) + command
     cmd = java_command("MetadataShellRun", args, version)
