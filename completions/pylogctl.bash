@@ -6,8 +6,7 @@
 _pylogctl_spec() {
     case $1 in
         '')
-            subs='config compact consumer-groups delete-records dump-segment get-offsets move rebuild-index recover replicas retention sample scan share-groups stats streams-groups transactions truncate broker'
-            subs='config compact consumer-groups delete-records dump-segment get-offsets metadata rebuild-index recover retention sample scan share-groups stats streams-groups transactions truncate broker'
+            subs='config compact consumer-groups delete-records dump-segment get-offsets metadata move rebuild-index recover replicas retention sample scan share-groups stats streams-groups transactions truncate broker'
             opts='--version --debug --no-color -h --help'
             vopts='' ;;
         'config')
@@ -34,10 +33,6 @@ _pylogctl_spec() {
             subs=''
             opts='--topic --partitions --topic-partitions --time --exclude-internal-topics -o --output -h --help'
             vopts='--topic --partitions --topic-partitions --time -o --output' ;;
-        'move')
-            subs=''
-            opts='--from --to --finish-future --cancel-future --same-disk --execute --backup-dir -o --output -h --help'
-            vopts='--from --to --backup-dir -o --output' ;;
         'metadata')
             subs='ls cat tree find shell topics brokers controllers features check'
             opts='-h --help'
@@ -82,6 +77,10 @@ _pylogctl_spec() {
             subs=''
             opts='-o --output -h --help'
             vopts='-o --output' ;;
+        'move')
+            subs=''
+            opts='--from --to --finish-future --cancel-future --same-disk --execute --backup-dir -o --output -h --help'
+            vopts='--from --to --backup-dir -o --output' ;;
         'rebuild-index')
             subs=''
             opts='--verify --execute --backup-dir --index-interval-bytes --config --config-file -o --output -h --help'
@@ -176,10 +175,6 @@ _pylogctl_value() {
         'dump-segment|--files') _pylogctl_files ;;
         'dump-segment|-o'|'dump-segment|--output') _pylogctl_words 'text table json ndjson yaml' ;;
         'get-offsets|-o'|'get-offsets|--output') _pylogctl_words 'text table json ndjson yaml' ;;
-        'move|--from') _pylogctl_dirs ;;
-        'move|--to') _pylogctl_dirs ;;
-        'move|--backup-dir') _pylogctl_dirs ;;
-        'move|-o'|'move|--output') _pylogctl_words 'text table json ndjson yaml' ;;
         'metadata ls|-o'|'metadata ls|--output') _pylogctl_words 'text table json ndjson yaml' ;;
         'metadata cat|-o'|'metadata cat|--output') _pylogctl_words 'text table json ndjson yaml' ;;
         'metadata tree|-o'|'metadata tree|--output') _pylogctl_words 'text table json ndjson yaml' ;;
@@ -190,6 +185,10 @@ _pylogctl_value() {
         'metadata controllers|-o'|'metadata controllers|--output') _pylogctl_words 'text table json ndjson yaml' ;;
         'metadata features|-o'|'metadata features|--output') _pylogctl_words 'text table json ndjson yaml' ;;
         'metadata check|-o'|'metadata check|--output') _pylogctl_words 'text table json ndjson yaml' ;;
+        'move|--from') _pylogctl_dirs ;;
+        'move|--to') _pylogctl_dirs ;;
+        'move|--backup-dir') _pylogctl_dirs ;;
+        'move|-o'|'move|--output') _pylogctl_words 'text table json ndjson yaml' ;;
         'rebuild-index|--backup-dir') _pylogctl_dirs ;;
         'rebuild-index|--config-file') _pylogctl_files ;;
         'rebuild-index|-o'|'rebuild-index|--output') _pylogctl_words 'text table json ndjson yaml' ;;
