@@ -51,3 +51,38 @@ def kafka_scenario():
     from kafka_scenarios import generated_scenario
 
     return generated_scenario()
+
+
+@pytest.fixture(scope="session")
+def s3_server(tmp_path_factory):
+    """A real S3-compatible server (s3proxy) on loopback for the whole session, with the
+    standard AWS variables of this process pointed at it (subprocesses inherit them)."""
+    import os
+
+    from s3_server import S3Server, require_s3proxy
+
+    require_s3proxy()
+    server = S3Server(tmp_path_factory.mktemp("s3")).start()
+    saved = {k: os.environ.get(k) for k in server.env}
+    os.environ.update(server.env)
+    yield server
+    server.stop()
+    for k, v in saved.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
+
+
+S3_CORPUS_DIRS = ("invoice-multiseg", "kraft3-cluster", "donaldy-271", "spooldir-cp512",
+                  "xpx-2016", "stocksys-kraft")
+
+
+@pytest.fixture(scope="session")
+def s3_corpus(s3_server, corpus):
+    """``name -> s3://kafka-logs/name`` for corpus dirs uploaded once (through the S3 API):
+    segments with indexes and several segments a partition, a 3-broker KRaft cluster, lz4,
+    v1 messages, KRaft snapshots."""
+    from s3_server import BUCKET
+
+    return {name: s3_server.upload(corpus / name, BUCKET, name) for name in S3_CORPUS_DIRS}

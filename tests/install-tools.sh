@@ -3,7 +3,8 @@
 # Maven, kcat for the broker's client matrix), kafkajs from npm into tests/broker/js (the Node
 # client), and Apache Kafka's own jars from Maven Central into tests/apache_kafka/lib/<version>/
 # (the pinned releases of tests/apache_kafka/pom.xml; cached: a version whose folder is
-# complete is not resolved again). Best effort: installs what is missing when run as root with
+# complete is not resolved again), and the S3-compatible server the object-storage tests run
+# (s3proxy, Apache-2.0, from Maven Central into tests/s3proxy/lib/; cached the same way). Best effort: installs what is missing when run as root with
 # apt-get (npm and Maven as anyone), and otherwise says what it skipped. The tests that need a
 # missing tool skip with that reason (.ci/run makes the Kafka jars required).
 set -u
@@ -46,11 +47,27 @@ install_kafka_jars() {
     fi
   done
 }
-[ ${#missing[@]} -eq 0 ] && { install_kafkajs; install_kafka_jars; exit 0; }
+# s3proxy (org.gaul:s3proxy, one self-contained jar) for tests/s3_server.py: pinned here.
+S3PROXY_VERSION=2.6.0
+install_s3proxy() {
+  local out; out="$(cd "$(dirname "$0")" && pwd)/s3proxy/lib"
+  [ -f "$out/s3proxy-$S3PROXY_VERSION-jar-with-dependencies.jar" ] && return 0
+  if ! command -v mvn >/dev/null 2>&1; then
+    echo "tests/install-tools.sh: no mvn; the object-storage tests will skip" >&2; return 0
+  fi
+  mkdir -p "$out"
+  mvn -q -B dependency:copy \
+      -Dartifact="org.gaul:s3proxy:$S3PROXY_VERSION:jar:jar-with-dependencies" \
+      -DoutputDirectory="$out" >"$out/../lib.log" 2>&1 && rm -f "$out/../lib.log" \
+    || echo "tests/install-tools.sh: Maven could not resolve s3proxy $S3PROXY_VERSION" \
+            "(see tests/s3proxy/lib.log); the object-storage tests will skip" >&2
+}
+[ ${#missing[@]} -eq 0 ] && { install_kafkajs; install_kafka_jars; install_s3proxy; exit 0; }
 if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
   echo "tests/install-tools.sh: not root or no apt-get; tests needing ${missing[*]} will skip" >&2
   install_kafkajs
   install_kafka_jars
+  install_s3proxy
   exit 0
 fi
 echo "tests/install-tools.sh: installing ${missing[*]}" >&2
@@ -59,4 +76,5 @@ export DEBIAN_FRONTEND=noninteractive
   || echo "tests/install-tools.sh: apt-get failed; tests needing ${missing[*]} will skip" >&2
 install_kafkajs
 install_kafka_jars
+install_s3proxy
 exit 0
