@@ -93,6 +93,8 @@ class CountingProxy:
             except OSError:
                 return
             upstream = socket.create_connection(self.target)
+            for s in (client, upstream):  # a relay must not add Nagle's delays to small replies
+                s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             threading.Thread(target=self._pump, args=(client, upstream, True), daemon=True).start()
             threading.Thread(target=self._pump, args=(upstream, client, False),
                              daemon=True).start()

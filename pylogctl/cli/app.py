@@ -113,10 +113,15 @@ def _version_only() -> None:
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: run the app and map every failure to an exit code."""
     args = _fill_optional_values(list(sys.argv[1:] if argv is None else argv))
+    restore = None
     try:
         # typer answers shell-completion requests first (add_completion=False notwithstanding)
         if args == ["--version"] and not os.environ.get("_PYLOGCTL_COMPLETE"):
             _version_only()
+        if "://" in " ".join(args):  # log dirs in object storage (a URL argument)
+            from .remote_paths import prepare
+
+            args, restore = prepare(args)
         from .root import app
 
         app(args=args, prog_name="pylogctl", standalone_mode=True)
@@ -125,6 +130,9 @@ def main(argv: list[str] | None = None) -> None:
     except BaseException as exc:
         _exit_for(exc)
         raise  # --debug (or not ours to handle): the traceback
+    finally:
+        if restore is not None:
+            restore()
 
 
 def _exit_for(exc: BaseException) -> None:

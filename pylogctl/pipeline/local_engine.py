@@ -12,7 +12,8 @@ from typing import Any, Callable, Iterator
 
 from .columns import select
 from .export import ExportTarget, write_local
-from .plan import DEFAULT_SPLIT_BYTES, ScanPlan, SegmentSplit, plan_scan
+from .plan import (DEFAULT_SPLIT_BYTES, ScanPlan, SegmentSplit, plan_scan,
+                   readable_path)
 from .scan_filter import ScanFilter
 from .segment_reader import chunk_rows, read_split
 from .stats import STATS_COLUMNS, PartitionAccumulator, PartitionCounts, StatsReport, report
@@ -22,7 +23,9 @@ Progress = Callable[[int], None]
 
 def split_size(split: SegmentSplit) -> int:
     """The bytes of a split's byte range (to the end of the file when it has no stop)."""
-    stop = split.stop if split.stop is not None else os.path.getsize(split.path)
+    stop = split.stop
+    if stop is None:
+        stop = split.file_size if split.file_size is not None else os.path.getsize(split.path)
     return max(0, stop - split.start)
 
 
@@ -36,7 +39,7 @@ class LocalEngine:
 
     def __init__(self, paths: list[str], *, split_bytes: int = DEFAULT_SPLIT_BYTES,
                  replicas: str = "one", progress: Progress | None = None) -> None:
-        self.paths = [os.path.abspath(os.fspath(p)) for p in paths]
+        self.paths = [readable_path(p) for p in paths]
         self.split_bytes = split_bytes
         self.replicas = replicas
         self.progress = progress

@@ -29,9 +29,10 @@ from __future__ import annotations
 
 import os
 import struct
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..errors import FileUnreadableError, PylogctlError, UsageError
+from ..storage import filesystems, remote_mirror
 from ..storage.log_dir import child_log_dirs, is_log_dir, is_partition_dir, log_segments
 from ..storage.log_manager import LogDir, PartitionEntry
 from ..storage.naming import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, parse_partition_dir_name
@@ -42,6 +43,7 @@ from .scan_filter import ScanFilter
 DEFAULT_SPLIT_BYTES = 128 * 1024 * 1024
 REPLICA_MODES = ("one", "all")
 MAX_REPLICA_NOTES = 5
+MIRRORED_TOPICS = frozenset({"__consumer_offsets"})
 _HEAD = struct.Struct(">qi")  # offset (v2: base offset), size; the magic byte is at 16
 _V2_MIN_SIZE = 61 - 12
 
@@ -65,6 +67,7 @@ class SegmentSplit:
     offset_upper: int | None
     seek_offset: int
     indexed: bool
+    file_size: int | None = None  # the segment's size when planned (a remote one's listing)
 
     @property
     def index_path(self) -> str:
@@ -180,11 +183,15 @@ def _choose_replicas(entries: list[tuple[str | None, PartitionEntry]], mode: str
 # -- indexes -----------------------------------------------------------------------------------
 
 def sane_offset_index(path: str, base: int) -> OffsetIndex | None:
-    """The segment's offset index, read-only, or None when missing, empty or not sane."""
-    if not os.path.exists(path):
-        return None
+    """The segment's offset index, read-only, or None when missing, empty or not sane (a
+    remote one is read whole: an index is small)."""
     try:
-        index = OffsetIndex(path, base)
+        if filesystems.is_url(path):
+            index = OffsetIndex.from_bytes(path, filesystems.read_whole(path), base)
+        elif not os.path.exists(path):
+            return None
+        else:
+            index = OffsetIndex(path, base)
     except PylogctlError:
         return None
     n = index.entries
@@ -294,7 +301,8 @@ def plan_scan(paths: list[str] | str, scan_filter: ScanFilter = ScanFilter(), *,
     if split_bytes < 1:
         raise UsageError(f"split size must be positive, not {split_bytes}")
     notes: list[str] = []
-    entries, log_dirs = _partition_entries([os.fspath(p) for p in paths])
+    paths = [_readable_path(os.fspath(p)) for p in paths]
+    entries, log_dirs = _partition_entries(paths)
     entries = _choose_replicas(entries, replicas, notes)
     entries.sort(key=lambda item: (item[1].topic, item[1].partition))
     skipped = {"topic": 0, "partition": 0, "offset": 0, "time": 0}
@@ -337,5 +345,21 @@ def plan_scan(paths: list[str] | str, scan_filter: ScanFilter = ScanFilter(), *,
                      and s.offset_lower < scan_filter.offset_to]
             if not parts:
                 skipped["offset"] += 1
-            splits += parts
+            remote = remote_mirror.url_of(path)
+            splits += [replace(s, path=remote or s.path, file_size=size) for s in parts]
     return ScanPlan(splits, sources, log_dirs, total, skipped, notes)
+
+
+def readable_path(path: str | os.PathLike[str]) -> str:
+    """An engine's input as given: a URL as it is, a local path made absolute."""
+    path = filesystems.local_path(os.fspath(path))
+    return path if filesystems.is_url(path) else os.path.abspath(path)
+
+
+def _readable_path(path: str) -> str:
+    """A local path for planning: a URL's sparse mirror (segments stay in the store and are
+    read by ranges; ``__consumer_offsets`` is fetched whole for ``stats``' lag)."""
+    path = filesystems.local_path(path)
+    if not filesystems.is_url(path):
+        return path
+    return remote_mirror.mirror(path, "sparse", MIRRORED_TOPICS).path

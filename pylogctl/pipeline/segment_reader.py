@@ -24,7 +24,10 @@ from typing import Any, Callable, Iterator
 from ..errors import CorruptRecordError, PylogctlError
 from ..format.log_stream import iter_batches
 from ..format.record import TimestampType
+from ..storage import filesystems
 from ..storage.file_records import FileRecords
+from ..storage.offset_index import OffsetPosition
+from ..storage.remote_records import RemoteFileRecords
 from .plan import SegmentSplit, batch_floor, sane_offset_index
 from .scan_filter import LONG_END, LONG_MIN, ScanFilter
 
@@ -36,21 +39,52 @@ _CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
 _TS_TYPES = {t: str(t) for t in TimestampType}
 
 
-def _seek(split: SegmentSplit, view: memoryview, end: int) -> int:
-    """Where to start reading: the offset index's position for the seek offset, when it is
-    inside the split and starts a batch; else the split's start."""
+def _index_position(split: SegmentSplit) -> OffsetPosition | None:
+    """The offset index's entry for the seek offset when its position lies inside the split
+    (not yet checked to start a batch); None when the index cannot tell."""
     index = sane_offset_index(split.index_path, split.base_offset)
     if index is None:
-        return split.start
+        return None
     try:
         entry = index.lookup(split.seek_offset)
     finally:
         index.close()
     p = entry.position
     if p <= split.start or (split.stop is not None and p >= split.stop):
-        return split.start
+        return None
+    return entry
+
+
+def _starts_batch(split: SegmentSplit, view: memoryview, end: int,
+                  entry: OffsetPosition) -> bool:
+    p = entry.position
     ok, floor = batch_floor(view[p:p + 18], p, end, split.base_offset, entry.offset)
-    return p if ok and floor is not None else split.start
+    return ok and floor is not None
+
+
+def _seek(split: SegmentSplit, view: memoryview, end: int) -> int:
+    """Where to start reading: the offset index's position for the seek offset, when it is
+    inside the split and starts a batch; else the split's start."""
+    entry = _index_position(split)
+    if entry is None or not _starts_batch(split, view, end, entry):
+        return split.start
+    return entry.position
+
+
+def _open_remote(split: SegmentSplit, seeking: bool) -> tuple[RemoteFileRecords, int]:
+    """A remote split's bytes, fetched from the index's position for the seek offset when it
+    starts a batch (the bytes below it are never read), else from the split's start."""
+    size = split.file_size if split.file_size is not None else filesystems.size(split.path)
+    records = RemoteFileRecords(split.path, size)
+    entry = _index_position(split) if seeking else None
+    if entry is not None:
+        records.fetch(entry.position, split.stop)
+        if _starts_batch(split, records.view, size, entry):
+            return records, entry.position
+        records.fetch(split.start, entry.position)
+        return records, split.start
+    records.fetch(split.start, split.stop)
+    return records, split.start
 
 
 def read_split(split: SegmentSplit, scan_filter: ScanFilter, columns: tuple[str, ...], *,
@@ -72,10 +106,14 @@ def read_split(split: SegmentSplit, scan_filter: ScanFilter, columns: tuple[str,
     time_skip = tlo > LONG_MIN
     cols: Columns = {c: [] for c in columns}
     count = size = 0
-    with FileRecords(path) as records:
+    seeking = split.indexed and seek > split.offset_lower
+    if filesystems.is_url(path):
+        records, start = _open_remote(split, seeking)
+    else:
+        records, start = FileRecords(path), split.start
+    with records:
         view, end = records.view, records.end
-        start = split.start
-        if split.indexed and seek > split.offset_lower:
+        if seeking and records.__class__ is FileRecords:
             start = _seek(split, view, end)
         stop = split.stop
         reached = stop is None

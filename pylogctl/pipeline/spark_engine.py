@@ -32,7 +32,7 @@ from ..format.record import Header
 from .columns import select
 from .datasource import NAME, register
 from .export import ExportTarget
-from .plan import DEFAULT_SPLIT_BYTES, ScanPlan, plan_scan
+from .plan import DEFAULT_SPLIT_BYTES, ScanPlan, plan_scan, readable_path
 from .scan_filter import INT_END, LONG_END, LONG_MIN, ScanFilter
 from .stats import STATS_COLUMNS, PartitionCounts, StatsReport, counts_from, report
 
@@ -151,7 +151,7 @@ class SparkEngine:
     def __init__(self, paths: list[str], *, master: str | None = None,
                  split_bytes: int = DEFAULT_SPLIT_BYTES, replicas: str = "one",
                  spark: "SparkSession | None" = None) -> None:
-        self.paths = [os.path.abspath(os.fspath(p)) for p in paths]
+        self.paths = [readable_path(p) for p in paths]
         self.split_bytes = split_bytes
         self.replicas = replicas
         if spark is None:

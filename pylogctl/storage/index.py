@@ -54,6 +54,17 @@ class AbstractIndex(Generic[T]):
         else:
             self._open_read_only()
 
+    @classmethod
+    def from_bytes(cls, path: str, data: bytes, base_offset: int | None = None):
+        """A read-only index over ``data``, the whole file read elsewhere (a remote store)."""
+        self = cls.__new__(cls)
+        self.path = path
+        self.base_offset = offset_from_file(path) if base_offset is None else base_offset
+        self.max_index_size, self.writable = -1, False
+        self._data, self.length = data, len(data)
+        self.entries = self.max_entries = self.length // self.entry_size
+        return self
+
     # -- opening and mapping ----------------------------------------------------------------
     def _open_read_only(self) -> None:
         try:

@@ -1,0 +1,143 @@
+"""A local mirror of a log dir tree in a remote store, for code that reads files by path.
+
+Most of pylogctl reads log dirs through the local file API (listing partition dirs, mapping
+indexes, parsing checkpoints). A remote tree is mirrored into a private temporary folder
+with the same relative layout (so partition dir names parse as they do on a broker): one
+recursive listing (:func:`~.filesystems.list_tree`), then the files fetched in parallel.
+
+In ``sparse`` mode, for scans that read segments by byte ranges themselves, a ``.log`` file
+is only a sparse placeholder of the listed size (its bytes stay in the store) unless its
+partition's topic is in ``full_topics`` or it is the last segment of a partition found in
+several log dirs (choosing among replicas reads their log ends). Everything else (indexes,
+checkpoints, snapshots, ``meta.properties``) is small and fetched whole.
+
+A URL naming one file mirrors that file and the other files of its segment (same base name:
+``.index`` beside ``.log``), not its whole folder. Mirrors live until the process exits.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import shutil
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from urllib.parse import urlparse
+
+from . import filesystems
+from .naming import LOG_SUFFIX, parse_partition_dir_name
+
+MODES = ("all", "sparse")
+_PARALLEL = 16
+_mirrors: dict[tuple[str, str, frozenset[str]], "Mirror"] = {}
+_scratch: list[str] = []
+
+
+@dataclass
+class Mirror:
+    """The tree at ``url`` mirrored at ``root``; ``path`` is the local path of the URL asked
+    for (``root`` itself, or a file in it); ``placeholders`` are the ``.log`` files left
+    remote."""
+
+    url: str
+    root: str
+    files: dict[str, int]
+    path: str
+    placeholders: set[str] = field(default_factory=set)
+
+    def url_of(self, path: str) -> str | None:
+        """The URL a path inside the mirror stands for (None: not inside it)."""
+        path = os.path.abspath(path)
+        if path == self.root:
+            return self.url
+        if path.startswith(self.root + os.sep):
+            return filesystems.join(self.url, os.path.relpath(path, self.root).replace(os.sep,
+                                                                                         "/"))
+        return None
+
+
+def _scratch_dir() -> str:
+    if not _scratch:
+        _scratch.append(tempfile.mkdtemp(prefix="pylogctl-remote-"))
+        atexit.register(shutil.rmtree, _scratch[0], True)
+    return _scratch[0]
+
+
+def _left_remote(files: dict[str, int], full_topics: frozenset[str]) -> set[str]:
+    """The ``.log`` files of a sparse mirror that stay in the store."""
+    by_folder: dict[str, list[str]] = {}
+    for rel in files:
+        if rel.endswith(LOG_SUFFIX) and "/" in rel:
+            by_folder.setdefault(rel.rsplit("/", 1)[0], []).append(rel)
+    copies: dict[str, int] = {}  # partition dir name -> log dirs holding it
+    for folder in by_folder:
+        name = folder.rsplit("/", 1)[-1]
+        copies[name] = copies.get(name, 0) + 1
+    remote = set()
+    for folder, logs in by_folder.items():
+        name = folder.rsplit("/", 1)[-1]
+        parsed = parse_partition_dir_name(name)
+        if parsed is not None and parsed.topic in full_topics:
+            continue
+        last = max(logs)  # zero-padded base offsets: the last segment sorts last
+        remote.update(r for r in logs if r != last or copies[name] == 1)
+    return remote
+
+
+def mirror(url: str, mode: str = "all", full_topics: frozenset[str] = frozenset()) -> Mirror:
+    """The local mirror of ``url`` (made once per process and mode)."""
+    key = (url.rstrip("/"), mode, full_topics)
+    if key in _mirrors:
+        return _mirrors[key]
+    url = key[0]
+    parsed = urlparse(url)
+    root = os.path.join(_scratch_dir(), str(len(_mirrors)), parsed.netloc,
+                        *[p for p in parsed.path.split("/") if p])
+    files = filesystems.list_tree(url)
+    if "" in files:  # a single file: it and its segment's other files
+        base, _, name = url.rpartition("/")
+        stem = name.split(".", 1)[0]
+        files = {r: n for r, n in filesystems.list_tree(base).items()
+                 if "/" not in r and r.split(".", 1)[0] == stem}
+        result = Mirror(base, os.path.dirname(root), files, root)
+    else:
+        base = url
+        result = Mirror(url, root, files, root)
+    remote = _left_remote(files, full_topics) if mode == "sparse" else set()
+    fetch = []
+    for rel, size in files.items():
+        local = os.path.join(result.root, *rel.split("/"))
+        os.makedirs(os.path.dirname(local), exist_ok=True)
+        if rel in remote:
+            with open(local, "wb") as f:
+                f.truncate(size)
+            result.placeholders.add(local)
+        elif size == 0:
+            open(local, "wb").close()
+        else:
+            fetch.append((filesystems.join(base, rel), local, size))
+
+    def get(item: tuple[str, str, int]) -> None:
+        remote_url, local, size = item
+        data = filesystems.read_whole(remote_url)
+        with open(local, "wb") as f:
+            f.write(data)
+
+    with ThreadPoolExecutor(_PARALLEL) as pool:
+        list(pool.map(get, fetch))
+    _mirrors[key] = result
+    return result
+
+
+def url_of(path: str) -> str | None:
+    """The URL a path inside any mirror of this process stands for."""
+    for m in _mirrors.values():
+        found = m.url_of(path)
+        if found is not None:
+            return found
+    return None
+
+
+def mirrors() -> list[Mirror]:
+    return list(_mirrors.values())
