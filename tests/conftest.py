@@ -74,15 +74,15 @@ def s3_server(tmp_path_factory):
             os.environ[k] = v
 
 
-S3_CORPUS_DIRS = ("invoice-multiseg", "kraft3-cluster", "donaldy-271", "spooldir-cp512",
-                  "xpx-2016", "stocksys-kraft")
-
-
 @pytest.fixture(scope="session")
 def s3_corpus(s3_server, corpus):
-    """``name -> s3://kafka-logs/name`` for corpus dirs uploaded once (through the S3 API):
-    segments with indexes and several segments a partition, a 3-broker KRaft cluster, lz4,
-    v1 messages, KRaft snapshots."""
+    """``name -> s3://kafka-logs/name``: a corpus dir uploaded (through the S3 API) on first
+    use, once per session."""
     from s3_server import BUCKET
 
-    return {name: s3_server.upload(corpus / name, BUCKET, name) for name in S3_CORPUS_DIRS}
+    class Uploads(dict):
+        def __missing__(self, name: str) -> str:
+            self[name] = s3_server.upload(corpus / name, BUCKET, name)
+            return self[name]
+
+    return Uploads()

@@ -39,20 +39,35 @@ _CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
 _TS_TYPES = {t: str(t) for t in TimestampType}
 
 
-def _index_position(split: SegmentSplit) -> OffsetPosition | None:
-    """The offset index's entry for the seek offset when its position lies inside the split
-    (not yet checked to start a batch); None when the index cannot tell."""
+def _index_entries(split: SegmentSplit, seeking: bool, hi: int
+                   ) -> tuple[OffsetPosition | None, OffsetPosition | None]:
+    """From the offset index (read once): the entry for the seek offset when its position lies
+    inside the split, and one whose position no batch below offset ``hi`` starts at or after
+    (inside the split too); either None when the index cannot tell. Neither is yet checked to
+    start a batch."""
     index = sane_offset_index(split.index_path, split.base_offset)
     if index is None:
-        return None
+        return None, None
     try:
-        entry = index.lookup(split.seek_offset)
+        seek = index.lookup(split.seek_offset) if seeking else None
+        bound = None
+        if hi < LONG_END:
+            # a batch at entry k's position is based past entry k-1's offset (the last offset
+            # of an earlier append): entries past the first one at or above hi - 1 qualify
+            j = index.largest_lower_bound_slot(hi - 1)
+            if j < 0 or index.entry(j).offset < hi - 1:
+                j += 1
+            if j + 1 < index.entries:
+                bound = index.entry(j + 1)
     finally:
         index.close()
-    p = entry.position
-    if p <= split.start or (split.stop is not None and p >= split.stop):
-        return None
-    return entry
+
+    def inside(entry: OffsetPosition | None) -> OffsetPosition | None:
+        if entry is None or entry.position <= split.start \
+                or (split.stop is not None and entry.position >= split.stop):
+            return None
+        return entry
+    return inside(seek), inside(bound)
 
 
 def _starts_batch(split: SegmentSplit, view: memoryview, end: int,
@@ -65,26 +80,35 @@ def _starts_batch(split: SegmentSplit, view: memoryview, end: int,
 def _seek(split: SegmentSplit, view: memoryview, end: int) -> int:
     """Where to start reading: the offset index's position for the seek offset, when it is
     inside the split and starts a batch; else the split's start."""
-    entry = _index_position(split)
+    entry = _index_entries(split, True, LONG_END)[0]
     if entry is None or not _starts_batch(split, view, end, entry):
         return split.start
     return entry.position
 
 
-def _open_remote(split: SegmentSplit, seeking: bool) -> tuple[RemoteFileRecords, int]:
-    """A remote split's bytes, fetched from the index's position for the seek offset when it
-    starts a batch (the bytes below it are never read), else from the split's start."""
+def _open_remote(split: SegmentSplit, seeking: bool, hi: int
+                 ) -> tuple[RemoteFileRecords, int, int | None]:
+    """A remote split's bytes and the ``[start, stop)`` to walk: from the index's position for
+    the seek offset and up to one past which no batch below ``hi`` starts, each where it
+    starts a batch (the bytes outside are never fetched); else the split's own bounds."""
     size = split.file_size if split.file_size is not None else filesystems.size(split.path)
     records = RemoteFileRecords(split.path, size)
-    entry = _index_position(split) if seeking else None
-    if entry is not None:
-        records.fetch(entry.position, split.stop)
-        if _starts_batch(split, records.view, size, entry):
-            return records, entry.position
-        records.fetch(split.start, entry.position)
-        return records, split.start
-    records.fetch(split.start, split.stop)
-    return records, split.start
+    seek, bound = (_index_entries(split, seeking, hi) if seeking or hi < LONG_END
+                   else (None, None))
+    if bound is not None and seek is not None and bound.position <= seek.position:
+        bound = None
+    lo = split.start if seek is None else seek.position
+    top = split.stop if bound is None else bound.position + 18
+    records.fetch(lo, top)  # one ranged GET, unless an index entry lied
+    start, stop = lo, split.stop
+    if seek is not None and not _starts_batch(split, records.view, size, seek):
+        records.fetch(split.start, lo)
+        start = split.start
+    if bound is not None and _starts_batch(split, records.view, size, bound):
+        stop = bound.position
+    elif bound is not None:
+        records.fetch(top, split.stop)
+    return records, start, stop
 
 
 def read_split(split: SegmentSplit, scan_filter: ScanFilter, columns: tuple[str, ...], *,
@@ -108,14 +132,13 @@ def read_split(split: SegmentSplit, scan_filter: ScanFilter, columns: tuple[str,
     count = size = 0
     seeking = split.indexed and seek > split.offset_lower
     if filesystems.is_url(path):
-        records, start = _open_remote(split, seeking)
+        records, start, stop = _open_remote(split, seeking, hi if split.indexed else LONG_END)
     else:
-        records, start = FileRecords(path), split.start
+        records, start, stop = FileRecords(path), split.start, split.stop
     with records:
         view, end = records.view, records.end
         if seeking and records.__class__ is FileRecords:
             start = _seek(split, view, end)
-        stop = split.stop
         reached = stop is None
         last_end = start
         reported = split.start

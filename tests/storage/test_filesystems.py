@@ -1,0 +1,116 @@
+"""The filesystem layer and the remote mirror against a real S3-compatible server (s3proxy)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from pylogctl.errors import FileUnreadableError, UsageError
+from pylogctl.storage import filesystems, remote_mirror
+from pylogctl.storage.remote_records import RemoteFileRecords
+
+pytestmark = pytest.mark.corpus
+
+
+def test_urls_and_local_paths():
+    assert filesystems.is_url("s3://b/p") and filesystems.is_url("hdfs://nn:8020/kafka")
+    assert filesystems.is_url("gs://b/x") and filesystems.is_url("abfss://c@acct/x")
+    assert not filesystems.is_url("/var/kafka-logs") and not filesystems.is_url("file:///x")
+    assert filesystems.local_path("file:///var/kafka%20logs") == "/var/kafka logs"
+    assert filesystems.local_path("relative/dir") == "relative/dir"
+    with pytest.raises(UsageError):
+        filesystems.local_path("file://otherhost/x")
+
+
+def test_a_tree_is_listed_with_one_request_and_its_sizes(s3_server, s3_corpus, corpus):
+    url = s3_corpus["kraft3-cluster"]
+    s3_server.proxy.reset()
+    files = filesystems.list_tree(url)
+    assert s3_server.proxy.requests == {"GET": 1}
+    local = corpus / "kraft3-cluster"
+    assert files == {p.relative_to(local).as_posix(): p.stat().st_size
+                     for p in local.rglob("*") if p.is_file()}
+
+
+def test_ranged_and_whole_reads_return_the_files_bytes(s3_corpus, corpus):
+    rel = "invoice-0/00000000000000000000.log"
+    data = (corpus / "invoice-multiseg" / rel).read_bytes()
+    url = filesystems.join(s3_corpus["invoice-multiseg"], rel)
+    assert filesystems.read_range(url, 4096, 8192) == data[4096:4096 + 8192]
+    assert filesystems.read_range(url, len(data) - 10, 100) == data[-10:]
+    assert filesystems.read_whole(url) == data
+    assert filesystems.size(url) == len(data)
+
+
+def test_remote_records_hold_only_the_fetched_ranges_at_their_positions(s3_server, s3_corpus,
+                                                                        corpus):
+    rel = "invoice-1/00000000000000000000.log"
+    data = (corpus / "invoice-multiseg" / rel).read_bytes()
+    url = filesystems.join(s3_corpus["invoice-multiseg"], rel)
+    s3_server.proxy.reset()
+    with RemoteFileRecords(url, len(data)) as records:
+        records.fetch(10_000, 20_000)
+        assert bytes(records.view[10_000:20_000]) == data[10_000:20_000]
+        assert not any(records.view[:10_000]) and not any(records.view[20_000:])
+        assert records.bytes_fetched == 10_000
+    assert s3_server.proxy.bytes_served < 10_000 + 4096  # the range and the replies' headers
+
+
+@pytest.mark.parametrize("url, says", [
+    ("s3://no-such-bucket/logs", "no such bucket"),
+    ("s3://kafka-logs/no/such/prefix", "No such file or directory"),
+])
+def test_missing_buckets_and_prefixes_are_one_line_naming_the_url(s3_server, url, says):
+    with pytest.raises(FileUnreadableError) as info:
+        filesystems.list_tree(url)
+    assert says in str(info.value) and url in str(info.value) and "\n" not in str(info.value)
+
+
+def test_wrong_credentials_and_an_unreachable_endpoint_are_named(s3_server, s3_corpus,
+                                                                 monkeypatch):
+    monkeypatch.setattr(filesystems, "_fs_cache", {})
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "not-the-secret")
+    with pytest.raises(FileUnreadableError, match="the secret key does not match"):
+        filesystems.list_tree(s3_corpus["xpx-2016"])
+    monkeypatch.setattr(filesystems, "_fs_cache", {})
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")  # discard: nothing listens
+    with pytest.raises(FileUnreadableError, match="cannot connect to the store's endpoint"):
+        filesystems.list_tree(s3_corpus["xpx-2016"])
+
+
+def test_the_endpoint_comes_from_the_aws_config_file_profile(tmp_path, monkeypatch):
+    config = tmp_path / "config"
+    config.write_text("[default]\nendpoint_url = http://a:1\n"
+                      "[profile other]\nendpoint_url = http://b:2\n")
+    for var in ("AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "AWS_PROFILE"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(config))
+    assert filesystems._s3_endpoint() == "http://a:1"
+    monkeypatch.setenv("AWS_PROFILE", "other")
+    assert filesystems._s3_endpoint() == "http://b:2"
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://c:3")
+    assert filesystems._s3_endpoint() == "http://c:3"
+    monkeypatch.setenv("AWS_ENDPOINT_URL_S3", "http://d:4")
+    assert filesystems._s3_endpoint() == "http://d:4"
+
+
+def test_a_sparse_mirror_leaves_segments_in_the_store(s3_corpus, corpus):
+    """Indexes, checkpoints and metadata are fetched; a ``.log`` stays remote unless it is
+    the last segment of a partition several log dirs hold (the replica choice reads its log
+    end) or of ``__consumer_offsets`` (stats replays it)."""
+    m = remote_mirror.mirror(s3_corpus["kraft3-cluster"], "sparse",
+                             frozenset({"__consumer_offsets"}))
+    local = corpus / "kraft3-cluster"
+    for rel in m.files:
+        mirrored = os.path.join(m.root, *rel.split("/"))
+        original = (local / rel).read_bytes()
+        if mirrored in m.placeholders:
+            assert rel.endswith(".log") and "__consumer_offsets" not in rel
+            assert os.path.getsize(mirrored) == len(original)
+        else:
+            assert open(mirrored, "rb").read() == original
+    # three brokers: each partition's copies are fetched for the replica choice
+    assert not [p for p in m.placeholders if "__cluster_metadata" in p]
+    assert m.url_of(os.path.join(m.root, "kafka1", "test1-0")) == \
+        s3_corpus["kraft3-cluster"] + "/kafka1/test1-0"
