@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import os
 import struct
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
 from ..errors import FileUnreadableError, PylogctlError, UsageError
@@ -254,6 +255,19 @@ def batch_floor(head: bytes | memoryview, position: int, size: int, base: int,
     return False, None
 
 
+@contextmanager
+def _batch_heads(path: str):
+    """A reader of the 18 bytes at a position of a segment: from the file, or with a ranged
+    read from the store for a segment a sparse mirror left there."""
+    remote = remote_mirror.url_of(path) if remote_mirror.is_placeholder(path) else None
+    if remote is not None:
+        yield lambda position: filesystems.read_range(remote, position, 18)
+        return
+    with open(path, "rb") as f:
+        fd = f.fileno()
+        yield lambda position: os.pread(fd, 18, position)
+
+
 def _split_segment(topic: str, partition: int, path: str, base: int, size: int,
                    upper: int | None, seek: int, split_bytes: int) -> list[SegmentSplit]:
     index = sane_offset_index(path[:-len(LOG_SUFFIX)] + INDEX_SUFFIX, base) \
@@ -263,8 +277,7 @@ def _split_segment(topic: str, partition: int, path: str, base: int, size: int,
     try:
         cuts: list[tuple[int, int]] = [(0, base)]  # (position, lowest offset from there)
         if size > split_bytes:
-            with open(path, "rb") as f:
-                fd = f.fileno()
+            with _batch_heads(path) as head:
                 position = 0
                 while True:
                     entry = index.fetch_upper_bound_offset(OffsetPosition(base, position),
@@ -272,8 +285,8 @@ def _split_segment(topic: str, partition: int, path: str, base: int, size: int,
                     if entry is None or entry.position >= size:
                         break
                     if entry.position > position:
-                        ok, floor = batch_floor(os.pread(fd, 18, entry.position),
-                                                entry.position, size, base, entry.offset)
+                        ok, floor = batch_floor(head(entry.position), entry.position, size,
+                                                base, entry.offset)
                         if ok:
                             cuts.append((entry.position,
                                          cuts[-1][1] if floor is None else floor))

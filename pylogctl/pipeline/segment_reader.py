@@ -33,7 +33,8 @@ from .scan_filter import LONG_END, LONG_MIN, ScanFilter
 
 CHUNK_RECORDS = 8192
 CHUNK_BYTES = 16 * 1024 * 1024
-PROGRESS_BYTES = 4 * 1024 * 1024  # a progress bar's step: ~0.1 s of reading
+PROGRESS_BYTES = 4 * 1024 * 1024
+_HEADER_MARGIN = 64  # a v2 batch header is 61 bytes; a v0/v1 message header fewer  # a progress bar's step: ~0.1 s of reading
 Columns = dict[str, list[Any]]
 _CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
 _TS_TYPES = {t: str(t) for t in TimestampType}
@@ -97,8 +98,9 @@ def _open_remote(split: SegmentSplit, seeking: bool, hi: int
                    else (None, None))
     if bound is not None and seek is not None and bound.position <= seek.position:
         bound = None
+    # the walk parses the header of the batch at its stop before it stops there
     lo = split.start if seek is None else seek.position
-    top = split.stop if bound is None else bound.position + 18
+    top = _past(split.stop) if bound is None else _past(bound.position)
     records.fetch(lo, top)  # one ranged GET, unless an index entry lied
     start, stop = lo, split.stop
     if seek is not None and not _starts_batch(split, records.view, size, seek):
@@ -107,8 +109,13 @@ def _open_remote(split: SegmentSplit, seeking: bool, hi: int
     if bound is not None and _starts_batch(split, records.view, size, bound):
         stop = bound.position
     elif bound is not None:
-        records.fetch(top, split.stop)
+        records.fetch(top, _past(split.stop))
     return records, start, stop
+
+
+def _past(stop: int | None) -> int | None:
+    """Where a fetch for a walk that stops at ``stop`` ends: past the next batch's header."""
+    return None if stop is None else stop + _HEADER_MARGIN
 
 
 def read_split(split: SegmentSplit, scan_filter: ScanFilter, columns: tuple[str, ...], *,

@@ -139,5 +139,10 @@ def url_of(path: str) -> str | None:
     return None
 
 
+def is_placeholder(path: str) -> bool:
+    """Whether ``path`` is a segment a sparse mirror left in the store."""
+    return any(path in m.placeholders for m in _mirrors.values())
+
+
 def mirrors() -> list[Mirror]:
     return list(_mirrors.values())
