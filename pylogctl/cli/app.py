@@ -28,6 +28,13 @@ EXIT_CODES_HELP = (
     "70 internal error (a bug: rerun with --debug); 130 interrupted; 141 output pipe closed."
 )
 
+URLS_HELP = (
+    "Reading commands also take log dirs in object storage and remote file systems: "
+    "s3://, gs://, abfs://, hdfs:// URLs (and file://), with the credentials and endpoint of "
+    "each store's standard environment and config files (AWS_ENDPOINT_URL, AWS_PROFILE, "
+    "~/.aws/config, ...); commands that change log dirs refuse them (exit 2)."
+)
+
 # Every subcommand and the module of this package that registers it on ``app``, in the order
 # of ``pylogctl --help`` (tests/cli/test_cli_startup.py checks this against the modules).
 COMMANDS = {

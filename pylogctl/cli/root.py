@@ -22,7 +22,7 @@ from typer.core import TyperGroup
 
 from .. import __version__
 from . import app as _cli
-from .app import COMMANDS, EXIT_CODES_HELP
+from .app import COMMANDS, EXIT_CODES_HELP, URLS_HELP
 
 
 class _Commands(MutableMapping):
@@ -90,7 +90,8 @@ def _load(name: str) -> Any:
 
 app = typer.Typer(
     name="pylogctl",
-    help="Inspect and repair Apache Kafka log directories offline.\n\n" + EXIT_CODES_HELP,
+    help="Inspect and repair Apache Kafka log directories offline.\n\n" + URLS_HELP + "\n\n"
+    + EXIT_CODES_HELP,
     rich_markup_mode="rich",
     no_args_is_help=True,
     pretty_exceptions_enable=False,

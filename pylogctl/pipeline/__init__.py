@@ -6,7 +6,8 @@ record readers into columns (:mod:`.segment_reader`). The local engine (:mod:`.l
 walks the splits in this process; the Spark engine (:mod:`.spark_engine`) hands them to the
 ``kafka-log`` PySpark data source (:mod:`.datasource`), whose tasks run the same reader on
 executors. Both therefore return the same rows, and :mod:`.stats` computes the same statistics
-from them.
+from them. A log dir in object storage (a URL) is planned from a sparse mirror of its small
+files, and its splits are a URL and a byte range, fetched by ranged reads wherever they run.
 
 Nothing here imports PySpark or pyarrow at module level: only :mod:`.datasource` and
 :mod:`.spark_engine` load PySpark, and only when the Spark engine is used, so the CLI stays
