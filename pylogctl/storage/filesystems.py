@@ -151,21 +151,28 @@ def list_tree(url: str) -> dict[str, int]:
 def read_range(url: str, start: int, length: int) -> bytes:
     """``length`` bytes from ``start`` (fewer at the end of the object): a HEAD (pyarrow
     opens a file by asking its size) and one ranged GET."""
-    fs, path = _filesystem(url)
-    try:
-        with fs.open_input_file(path) as f:
-            return f.read_at(length, start) if length > 0 else b""
-    except FileNotFoundError:
-        raise FileUnreadableError(f"No such file: {url}", path=url) from None
-    except (OSError, ValueError) as exc:
-        raise FileUnreadableError(f"Cannot read {url}: {_reason(exc)}", path=url) from None
+    return _read(url, lambda fs, path: _read_at(fs, path, start, length))
 
 
 def read_whole(url: str) -> bytes:
+    return _read(url, lambda fs, path: _read_stream(fs, path))
+
+
+def _read_at(fs, path: str, start: int, length: int) -> bytes:
+    with fs.open_input_file(path) as f:
+        return f.read_at(length, start) if length > 0 else b""
+
+
+def _read_stream(fs, path: str) -> bytes:
+    with fs.open_input_stream(path) as f:
+        return f.read()
+
+
+def _read(url: str, read) -> bytes:
+    """``read(file system, path)``, its errors as one line naming ``url``."""
     fs, path = _filesystem(url)
     try:
-        with fs.open_input_stream(path) as f:
-            return f.read()
+        return read(fs, path)
     except FileNotFoundError:
         raise FileUnreadableError(f"No such file: {url}", path=url) from None
     except (OSError, ValueError) as exc:

@@ -4,7 +4,6 @@ fetches a small fraction of the bytes (counted by the proxy in front of the S3 s
 from __future__ import annotations
 
 import json
-import random
 import shutil
 from pathlib import Path
 
@@ -20,39 +19,31 @@ PER_BATCH = 10
 
 
 @pytest.fixture(scope="module")
-def indexed_log_dir(tmp_path_factory, s3_server) -> tuple[Path, str, int]:
+def indexed_log_dir(tmp_path_factory, s3_server) -> tuple[Path, str, int, int]:
     """A log dir written by pylogctl's segment writer (offset and time indexes every 4 KiB, as
     a broker writes them): 2 partitions of 3 segments of ~1.5 MiB; uploaded to the bucket.
-    Returns (local dir, URL, bytes of its .log files)."""
-    from pylogctl.format.builder import RecordBatchBuilder
+    Timestamps are ``BASE_TS + offset``. Returns (local dir, URL, bytes of its .log files,
+    each partition's log end offset)."""
     from pylogctl.storage.log_config import LogConfig
     from pylogctl.storage.segment import LogSegment
+    from segment_support import append, batch
 
     root = tmp_path_factory.mktemp("indexed") / "broker0"
     root.mkdir()
     (root / "meta.properties").write_text("version=0\nbroker.id=0\n")
-    rng = random.Random(23)
-    config = LogConfig()
     for p in range(2):
-        part = root / f"{TOPIC}-{p}"
-        part.mkdir()
-        offset, ts = 0, BASE_TS
+        (root / f"{TOPIC}-{p}").mkdir()
+        offset = 0
         for _ in range(3):
-            segment = LogSegment.open(part, offset, config, file_already_exists=False)
-            size = 0
-            while size < 1_500_000:
-                builder = RecordBatchBuilder(base_offset=offset)
-                for i in range(PER_BATCH):
-                    builder.append(ts, b"k%05d" % rng.randrange(5000), rng.randbytes(100))
-                    ts += 1
-                data = builder.build()
-                segment.append(offset + PER_BATCH - 1, data)
+            segment = LogSegment.open(root / f"{TOPIC}-{p}", offset, LogConfig(),
+                                      file_already_exists=False)
+            while segment.size < 1_500_000:
+                append(segment, batch(offset, PER_BATCH, BASE_TS + offset))
                 offset += PER_BATCH
-                size += len(data)
             segment.on_become_inactive_segment()
             segment.close()
     url = s3_server.upload(root, "kafka-logs", "indexed/broker0")
-    return root, url, sum(p.stat().st_size for p in root.rglob("*.log"))
+    return root, url, sum(p.stat().st_size for p in root.rglob("*.log")), offset
 
 
 def _rows(path: str, f: ScanFilter) -> list[dict]:
@@ -70,7 +61,7 @@ def _rows(path: str, f: ScanFilter) -> list[dict]:
     ScanFilter().narrowed(offset_to=7),
 ], ids=["all", "offset-range", "partition-from", "time-range", "head"])
 def test_the_bucket_gives_the_local_copys_rows(indexed_log_dir, f):
-    local, url, _ = indexed_log_dir
+    local, url, _, _ = indexed_log_dir
     assert _rows(url, f) == _rows(str(local), f)
 
 
@@ -85,7 +76,7 @@ def test_a_filtered_scan_fetches_a_small_fraction_of_the_bytes(s3_server, indexe
     """A fresh process (listing, the small files, the index, the range: all counted) reads
     under 2% of the segment bytes for 50 records by offset or the newest records by time;
     the unfiltered count reads them all."""
-    local, url, log_bytes = indexed_log_dir
+    local, url, log_bytes, end = indexed_log_dir
     whole, _, out = _served(s3_server, url, "--count")
     assert int(out) == int(run_pylogctl("scan", local, "--count").stdout)
     assert whole >= log_bytes
@@ -96,16 +87,16 @@ def test_a_filtered_scan_fetches_a_small_fraction_of_the_bytes(s3_server, indexe
     assert requests < 40  # a listing, the partitions' small files, one index, one range
     # the newest records by time: the time index finds their offset, the offset index their
     # position (a --to-time bound cannot skip bytes: Kafka's timestamps need not increase)
-    since = str(BASE_TS + 37_000)  # the last ~170 of 37,170 records a partition
+    since = str(BASE_TS + end - 170)  # the last 170 records of each partition
     by_time, _, out = _served(s3_server, url, "--from-time", since, "--count")
-    assert 0 < int(out) == int(run_pylogctl("scan", local, "--from-time", since,
-                                            "--count").stdout)
+    assert int(out) == 2 * 170 == int(run_pylogctl("scan", local, "--from-time", since,
+                                                   "--count").stdout)
     assert by_time < 0.02 * log_bytes, (by_time, log_bytes)
 
 
 def test_a_remote_split_names_its_url_and_byte_range(indexed_log_dir):
     """The plan's splits carry the URL and the byte range (what a Spark executor reads)."""
-    _, url, _ = indexed_log_dir
+    _, url, _, _ = indexed_log_dir
     engine = LocalEngine([url], split_bytes=256 * 1024)
     plan = engine.plan(ScanFilter())
     assert all(s.path.startswith(url + "/") and s.file_size for s in plan.splits)
