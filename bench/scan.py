@@ -23,6 +23,11 @@ What it does, in one run and over the same bytes:
       after a warm-up query), on ``local[1]`` and ``local[2]``: Spark's throughput and its
       scaling from 1 to 2 cores; and the local engine in-process, for reference.
 
+3. With ``--s3``: uploads the log dir to an S3-compatible server on loopback (s3proxy, as the
+   tests run it: ``tests/s3_server.py``) and times the same CLI scan on the bucket URL against
+   the local dir (the ratio), and what an offset-filtered scan fetches from the server (bytes
+   and requests, counted by the proxy in front of it) against the segment bytes.
+
 Prints records/s and the ratios (spark local[2] / local engine; local[2] / local[1]), and
 beside the scaling the machine's own ceiling, measured in the same run: how much faster two
 processes burning CPU go than one (on a machine shared with other work this is well below
@@ -79,7 +84,7 @@ def build_log_dir(root: Path, size_bytes: int, partitions: int, seed: int = 2026
             segment.on_become_inactive_segment()
             segment.close()
             written += size
-    return {"records": records, "bytes": written}
+    return {"records": records, "bytes": written, "partitions": partitions}
 
 
 def _burn(n: int) -> int:
@@ -168,6 +173,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=2, help="best of N timings (default 2)")
     ap.add_argument("--keep", action="store_true", help="keep the log dir afterwards")
     ap.add_argument("--dir", default="/tmp/pylogctl-bench-scan", help="where to build it")
+    ap.add_argument("--s3", action="store_true",
+                    help="also read the log dir from an S3-compatible server (s3proxy)")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.worker:
@@ -228,7 +235,42 @@ def _run(root: Path, args) -> int:
           f"{runs['local[1]']['best'] / runs['local[2]']['best']:5.2f}x")
     print(f"  reference: 2 processes burning CPU run {ceiling:4.2f}x one on this machine right "
           f"now ({os.cpu_count()} cores, shared; 2.00x when idle)")
+    if args.s3:
+        s3_figures(root, info, cli, cli_local, repeat)
     return 0
+
+
+def s3_figures(root: Path, info: dict, cli: list[str], cli_local: float, repeat: int) -> None:
+    """The same scan from an S3-compatible server, and what a filtered scan fetches."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+    from s3_server import BUCKET, S3Server, missing_reason
+
+    if missing_reason():
+        print(f"\nS3 figures skipped: {missing_reason()}")
+        return
+    server = S3Server(root.parent / (root.name + "-s3")).start()
+    try:
+        os.environ.update(server.env)
+        t = time.perf_counter()
+        url = server.upload(root, BUCKET, "bench")
+        print(f"\nUploaded to {url} in {time.perf_counter() - t:.1f} s", flush=True)
+        remote, out = time_command([url if a == str(root) else a for a in cli], repeat)
+        if int(out.strip().splitlines()[-1]) != 0:
+            raise SystemExit("bench: the S3 scan found the needle")
+        mib, records = info["bytes"] / 2**20, info["records"]
+        print(f"{'pylogctl scan --engine local, from S3 (CLI)':<58} {remote:8.2f}  "
+              f"{records / remote / 1e6:6.3f} M records/s  {mib / remote:7.0f}")
+        print(f"S3 / local disk, CLI:                       {cli_local / remote:5.2f}x the speed")
+        middle = records // info.get("partitions", 4) // 2
+        server.proxy.reset()
+        time_command(pylogctl_command() + ["scan", url, "--partition", "0", "--from-offset",
+                                           str(middle), "--to-offset", str(middle + 100),
+                                           "--count"], 1)
+        print(f"100 records by offset from S3: {server.proxy.bytes_served / 2**10:,.0f} KiB in "
+              f"{server.proxy.request_count} requests, "
+              f"{server.proxy.bytes_served / info['bytes']:.3%} of the segment bytes")
+    finally:
+        server.stop()
 
 
 if __name__ == "__main__":
