@@ -187,13 +187,10 @@ def sane_offset_index(path: str, base: int) -> OffsetIndex | None:
     """The segment's offset index, read-only, or None when missing, empty or not sane (a
     remote one is read whole: an index is small)."""
     try:
-        if filesystems.is_url(path):
-            index = OffsetIndex.from_bytes(path, filesystems.read_whole(path), base)
-        elif not os.path.exists(path):
-            return None
-        else:
-            index = OffsetIndex(path, base)
+        index = _open_index(OffsetIndex, path, base)
     except PylogctlError:
+        return None
+    if index is None:
         return None
     n = index.entries
     ok = n > 0 and index.last_offset >= base and index.length % 8 == 0
@@ -206,16 +203,26 @@ def sane_offset_index(path: str, base: int) -> OffsetIndex | None:
     return index
 
 
+def _open_index(kind, path: str, base: int):
+    """A read-only index: mapped from disk, or read whole from the store for a URL or a file
+    a sparse mirror left there; None when there is none."""
+    if filesystems.is_url(path):
+        return kind.from_bytes(path, filesystems.read_whole(path), base)
+    if not os.path.exists(path):
+        return None
+    remote = remote_mirror.read_through(path)
+    return kind(path, base) if remote is None else kind.from_bytes(path, remote, base)
+
+
 def time_floor(path: str, base: int, time_from: int, last_segment: bool) -> int | None:
     """The lowest offset of a segment that can hold a record at or after ``time_from``, from
     its time index: the segment's base when the index cannot tell; None when no record of
     the (rolled) segment can."""
-    index_path = path[:-len(LOG_SUFFIX)] + TIME_INDEX_SUFFIX
-    if not os.path.exists(index_path):
-        return base
     try:
-        index = TimeIndex(index_path, base)
+        index = _open_index(TimeIndex, path[:-len(LOG_SUFFIX)] + TIME_INDEX_SUFFIX, base)
     except PylogctlError:
+        return base
+    if index is None:
         return base
     try:
         n = index.entries

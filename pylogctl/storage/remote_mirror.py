@@ -5,11 +5,14 @@ indexes, parsing checkpoints). A remote tree is mirrored into a private temporar
 with the same relative layout (so partition dir names parse as they do on a broker): one
 recursive listing (:func:`~.filesystems.list_tree`), then the files fetched in parallel.
 
-In ``sparse`` mode, for scans that read segments by byte ranges themselves, a ``.log`` file
-is only a sparse placeholder of the listed size (its bytes stay in the store) unless its
-partition's topic is in ``full_topics`` or it is the last segment of a partition found in
-several log dirs (choosing among replicas reads their log ends). Everything else (indexes,
-checkpoints, snapshots, ``meta.properties``) is small and fetched whole.
+In ``sparse`` mode, for scans that read segments by byte ranges themselves and plan from the
+listing, the files inside partition dirs are only sparse placeholders of the listed size:
+their bytes stay in the store, and the planner reads an index through :func:`read_through`
+only when a split needs it. Fetched whole are the log dirs' own files (``meta.properties``,
+checkpoints), the partitions of the topics in ``full_topics``, and, for a partition found in
+several log dirs, its files but the earlier segments (choosing among replicas reads their
+leader epochs and log ends). So planning a fleet of thousands of partitions costs its
+listings, not a request per file.
 
 A URL naming one file mirrors that file and the other files of its segment (same base name:
 ``.index`` beside ``.log``), not its whole folder. Mirrors live until the process exits.
@@ -37,8 +40,7 @@ _scratch: list[str] = []
 @dataclass
 class Mirror:
     """The tree at ``url`` mirrored at ``root``; ``path`` is the local path of the URL asked
-    for (``root`` itself, or a file in it); ``placeholders`` are the ``.log`` files left
-    remote."""
+    for (``root`` itself, or a file in it); ``placeholders`` are the files left remote."""
 
     url: str
     root: str
@@ -65,24 +67,40 @@ def _scratch_dir() -> str:
 
 
 def _left_remote(files: dict[str, int], full_topics: frozenset[str]) -> set[str]:
-    """The ``.log`` files of a sparse mirror that stay in the store."""
+    """The files of a sparse mirror that stay in the store: those inside partition dirs,
+    except for the topics asked for whole and, where several log dirs hold a partition, all
+    but the earlier segments (its checkpoints, indexes and last segment make its log end)."""
     by_folder: dict[str, list[str]] = {}
     for rel in files:
-        if rel.endswith(LOG_SUFFIX) and "/" in rel:
+        parts = rel.split("/")
+        if len(parts) >= 2 and parse_partition_dir_name(parts[-2]) is not None:
             by_folder.setdefault(rel.rsplit("/", 1)[0], []).append(rel)
     copies: dict[str, int] = {}  # partition dir name -> log dirs holding it
     for folder in by_folder:
         name = folder.rsplit("/", 1)[-1]
         copies[name] = copies.get(name, 0) + 1
     remote = set()
-    for folder, logs in by_folder.items():
+    for folder, rels in by_folder.items():
         name = folder.rsplit("/", 1)[-1]
-        parsed = parse_partition_dir_name(name)
-        if parsed is not None and parsed.topic in full_topics:
+        if parse_partition_dir_name(name).topic in full_topics:
             continue
-        last = max(logs)  # zero-padded base offsets: the last segment sorts last
-        remote.update(r for r in logs if r != last or copies[name] == 1)
+        if copies[name] == 1:
+            remote.update(rels)
+            continue
+        logs = [r for r in rels if r.endswith(LOG_SUFFIX)]
+        last = max(logs, default=None)  # zero-padded base offsets: the last sorts last
+        remote.update(r for r in logs if r != last)
     return remote
+
+
+def read_through(path: str) -> bytes | None:
+    """The bytes of a file a sparse mirror left in the store (one ranged read of the whole
+    object), or None when ``path`` is not such a file."""
+    for m in _mirrors.values():
+        if path in m.placeholders:
+            url = m.url_of(path)
+            return filesystems.read_whole(url) if url is not None else None
+    return None
 
 
 def mirror(url: str, mode: str = "all", full_topics: frozenset[str] = frozenset()) -> Mirror:
@@ -140,7 +158,7 @@ def url_of(path: str) -> str | None:
 
 
 def is_placeholder(path: str) -> bool:
-    """Whether ``path`` is a segment a sparse mirror left in the store."""
+    """Whether ``path`` is a file a sparse mirror left in the store."""
     return any(path in m.placeholders for m in _mirrors.values())
 
 

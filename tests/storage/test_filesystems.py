@@ -95,22 +95,32 @@ def test_the_endpoint_comes_from_the_aws_config_file_profile(tmp_path, monkeypat
     assert filesystems._s3_endpoint() == "http://d:4"
 
 
-def test_a_sparse_mirror_leaves_segments_in_the_store(s3_corpus, corpus):
-    """Indexes, checkpoints and metadata are fetched; a ``.log`` stays remote unless it is
-    the last segment of a partition several log dirs hold (the replica choice reads its log
-    end) or of ``__consumer_offsets`` (stats replays it)."""
-    m = remote_mirror.mirror(s3_corpus["kraft3-cluster"], "sparse",
-                             frozenset({"__consumer_offsets"}))
-    local = corpus / "kraft3-cluster"
+def test_a_sparse_mirror_leaves_partition_files_in_the_store(s3_corpus, corpus):
+    """The log dir's own files are fetched; a partition's files stay remote, the right size,
+    and are read through when the planner needs one (an index)."""
+    m = remote_mirror.mirror(s3_corpus["invoice-multiseg"], "sparse")
+    local = corpus / "invoice-multiseg"
+    assert len(m.placeholders) == len([r for r in m.files if "/" in r]) > 20
     for rel in m.files:
         mirrored = os.path.join(m.root, *rel.split("/"))
         original = (local / rel).read_bytes()
-        if mirrored in m.placeholders:
-            assert rel.endswith(".log") and "__consumer_offsets" not in rel
+        if "/" in rel:
             assert os.path.getsize(mirrored) == len(original)
+            assert remote_mirror.read_through(mirrored) == original
         else:
             assert open(mirrored, "rb").read() == original
-    # three brokers: each partition's copies are fetched for the replica choice
-    assert not [p for p in m.placeholders if "__cluster_metadata" in p]
-    assert m.url_of(os.path.join(m.root, "kafka1", "test1-0")) == \
-        s3_corpus["kraft3-cluster"] + "/kafka1/test1-0"
+            assert remote_mirror.read_through(mirrored) is None
+    assert m.url_of(os.path.join(m.root, "invoice-0")) == \
+        s3_corpus["invoice-multiseg"] + "/invoice-0"
+
+
+def test_partitions_of_several_log_dirs_and_topics_asked_whole_are_fetched(s3_corpus, corpus):
+    """Where several brokers' log dirs hold a partition, the replica choice reads its
+    checkpoints and log end: all but its earlier segments are fetched (every partition of
+    this 3-broker cluster has one segment); ``__consumer_offsets`` is asked for whole."""
+    m = remote_mirror.mirror(s3_corpus["kraft3-cluster"], "sparse",
+                             frozenset({"__consumer_offsets"}))
+    assert not m.placeholders
+    for rel in m.files:
+        mirrored = os.path.join(m.root, *rel.split("/"))
+        assert open(mirrored, "rb").read() == (corpus / "kraft3-cluster" / rel).read_bytes()
