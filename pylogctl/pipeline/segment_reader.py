@@ -15,6 +15,11 @@ building Python rows, the local engine zips them into rows.
 A split that ends before the end of its file must end on a batch boundary: a walk that jumps
 past it, or stops short of it, means the offset index it was cut at lied, and is an error
 rather than silently lost or doubled records.
+
+A split of a segment in object storage (its path a URL) is fetched, not mapped: one ranged
+read from the offset index's entry for the seek offset to the first entry past which no batch
+below the offset filter's end starts (:class:`RemoteFileRecords`), each checked to start a
+batch, so a narrow offset range costs the index and a few KiB, not the segment.
 """
 
 from __future__ import annotations
@@ -33,8 +38,8 @@ from .scan_filter import LONG_END, LONG_MIN, ScanFilter
 
 CHUNK_RECORDS = 8192
 CHUNK_BYTES = 16 * 1024 * 1024
-PROGRESS_BYTES = 4 * 1024 * 1024
-_HEADER_MARGIN = 64  # a v2 batch header is 61 bytes; a v0/v1 message header fewer  # a progress bar's step: ~0.1 s of reading
+PROGRESS_BYTES = 4 * 1024 * 1024  # a progress bar's step: ~0.1 s of reading
+_HEADER_MARGIN = 64  # a v2 batch header is 61 bytes; a v0/v1 message header fewer
 Columns = dict[str, list[Any]]
 _CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
 _TS_TYPES = {t: str(t) for t in TimestampType}
