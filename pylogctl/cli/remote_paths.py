@@ -9,10 +9,11 @@ in one place for all commands:
 - ``scan`` and ``stats`` keep it: their engines plan from a sparse mirror and read segment
   byte ranges from the store, on this process or on Spark executors
   (:mod:`pylogctl.pipeline.plan`);
-- every other command reads a local mirror of it (:mod:`pylogctl.storage.remote_mirror`),
-  and its output and errors name the URL, not the mirror: paths print as the URL they came
-  from, so a command's output on a bucket is its output on a local copy with the copy's
-  path replaced by the URL.
+- every other command reads a lazy local mirror of it
+  (:mod:`pylogctl.storage.remote_mirror`: one listing, the small files, and each segment or
+  index when the command opens it), and its output and errors name the URL, not the mirror:
+  paths print as the URL they came from, so a command's output on a bucket is its output on
+  a local copy with the copy's path replaced by the URL.
 
 ``file://`` URLs are plain local paths, for every command.
 """
@@ -74,7 +75,7 @@ def prepare(args: list[str]) -> tuple[list[str], Callable[[], None]]:
                 if command not in ENGINE_COMMANDS:
                     from ..storage.remote_mirror import mirror
 
-                    piece = mirror(piece).path
+                    piece = mirror(piece, "lazy").path
             new.append(piece)
         out.append(head + eq + ",".join(new))
     return out, (_map_output() if remote else _nothing)

@@ -23,6 +23,7 @@ from ..format.log_stream import LOG_OVERHEAD, AnyBatch, iter_batches
 from ..format.record import NO_PARTITION_LEADER_EPOCH, NO_TIMESTAMP
 from ..format.record_batch import RecordBatch
 from .files import delete_if_exists, open_for_read
+from .remote_mirror import materialize
 
 RELEASE_EVERY = 64 * 1024 * 1024
 INT32_MAX = 0x7FFFFFFF
@@ -86,6 +87,7 @@ class FileRecords:
         self.mutable = True
         self._unsynced = not file_already_exists
         self._map, self._view, self._mapped, self._released = None, memoryview(b""), 0, 0
+        materialize(self.path)
         try:
             # not O_APPEND: Linux pwrite would ignore the offset and write after preallocation
             self._file = os.fdopen(os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644), "r+b")

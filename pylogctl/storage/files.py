@@ -8,11 +8,13 @@ import sys
 from typing import BinaryIO
 
 from ..errors import FileUnreadableError
+from .remote_mirror import materialize
 
 
 def open_for_read(path: str | os.PathLike[str]) -> BinaryIO:
     """Open read-only; a missing file, a directory or a permission problem becomes exit 3."""
     path = os.fspath(path)
+    materialize(path)
     try:
         return open(path, "rb")
     except FileNotFoundError:

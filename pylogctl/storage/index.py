@@ -22,6 +22,7 @@ from typing import Callable, ClassVar, Generic, TypeVar
 from ..errors import FileUnreadableError, IndexOffsetOverflowError, PylogctlError
 from .files import delete_if_exists, open_for_read
 from .naming import offset_from_file
+from .remote_mirror import materialize
 
 WARM_BYTES = 8192
 INT32_MAX = 0x7FFFFFFF
@@ -79,6 +80,7 @@ class AbstractIndex(Generic[T]):
         self.max_entries = self.entries
 
     def _open_writable(self) -> None:
+        materialize(self.path)
         newly_created = not os.path.exists(self.path)
         if newly_created and self.max_index_size < self.entry_size:
             raise ValueError(f"Invalid max index size: {self.max_index_size}")

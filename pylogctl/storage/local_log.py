@@ -26,7 +26,7 @@ from typing import Callable
 
 from ..errors import PylogctlError
 from .backup import Backup
-from .files import delete_if_exists, fsync_dir, match_dir_owner
+from .files import delete_if_exists, fsync_dir, match_dir_owner, open_for_read
 from .log_config import LogConfig
 from .log_offset_metadata import LogOffsetMetadata
 from .log_segments import LogSegments
@@ -71,7 +71,7 @@ class LogReadInfo:
         """The bytes themselves (a copy), for callers that do not send from the file."""
         if self.path is None or self.size == 0:
             return b""
-        with open(self.path, "rb") as f:
+        with open_for_read(self.path) as f:
             f.seek(self.position)
             return f.read(self.size)
 

@@ -5,6 +5,11 @@ indexes, parsing checkpoints). A remote tree is mirrored into a private temporar
 with the same relative layout (so partition dir names parse as they do on a broker): one
 recursive listing (:func:`~.filesystems.list_tree`), then the files fetched in parallel.
 
+In ``lazy`` mode, for the commands that read files by path, the segments and indexes
+(``.log``, ``.index``, ``.timeindex``) of a partition held by one log dir are placeholders too,
+fetched whole by :func:`materialize` when something opens them (the storage layer's opening
+functions call it): a command fetches the segments it reads, not the fleet's.
+
 In ``sparse`` mode, for scans that read segments by byte ranges themselves and plan from the
 listing, the files inside partition dirs are only sparse placeholders of the listed size:
 their bytes stay in the store, and the planner reads an index through :func:`read_through`
@@ -31,10 +36,12 @@ from urllib.parse import urlparse
 from . import filesystems
 from .naming import LOG_SUFFIX, parse_partition_dir_name
 
-MODES = ("all", "sparse")
+MODES = ("all", "lazy", "sparse")
+LAZY_SUFFIXES = (".log", ".index", ".timeindex")
 _PARALLEL = 16
 _mirrors: dict[tuple[str, str, frozenset[str]], "Mirror"] = {}
 _scratch: list[str] = []
+_lazy: list["Mirror"] = []  # the lazy mirrors, whose placeholders are fetched when opened
 
 
 @dataclass
@@ -93,6 +100,22 @@ def _left_remote(files: dict[str, int], full_topics: frozenset[str]) -> set[str]
     return remote
 
 
+def materialize(path: str | os.PathLike[str]) -> None:
+    """Fetch a file a lazy mirror left in the store into its place, before it is opened."""
+    if not _lazy:
+        return
+    path = os.fspath(path)
+    for m in _lazy:
+        if path in m.placeholders:
+            url = m.url_of(path)
+            if url is not None:
+                data = filesystems.read_whole(url)
+                with open(path, "r+b") as f:
+                    f.write(data)
+            m.placeholders.discard(path)
+            return
+
+
 def read_through(path: str) -> bytes | None:
     """The bytes of a file a sparse mirror left in the store (one ranged read of the whole
     object), or None when ``path`` is not such a file."""
@@ -122,7 +145,13 @@ def mirror(url: str, mode: str = "all", full_topics: frozenset[str] = frozenset(
     else:
         base = url
         result = Mirror(url, root, files, root)
-    remote = _left_remote(files, full_topics) if mode == "sparse" else set()
+    if mode == "sparse":
+        remote = _left_remote(files, full_topics)
+    elif mode == "lazy":
+        remote = {r for r in _left_remote(files, frozenset())
+                  if r.endswith(LAZY_SUFFIXES)}
+    else:
+        remote = set()
     fetch = []
     for rel, size in files.items():
         local = os.path.join(result.root, *rel.split("/"))
@@ -145,6 +174,8 @@ def mirror(url: str, mode: str = "all", full_topics: frozenset[str] = frozenset(
     with ThreadPoolExecutor(_PARALLEL) as pool:
         list(pool.map(get, fetch))
     _mirrors[key] = result
+    if mode == "lazy":
+        _lazy.append(result)
     return result
 
 

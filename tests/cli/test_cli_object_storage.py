@@ -101,3 +101,21 @@ def test_a_url_to_an_object_that_is_not_a_kafka_file(s3_server, tmp_path):
     url = s3_server.upload(tmp_path, "kafka-logs", "junk")
     done = run_pylogctl("dump-segment", url + "/00000000000000000000.log")
     _one_line(done, 1, url + "/00000000000000000000.log", "invalid bytes")
+
+
+def test_a_command_fetches_the_segments_it_opens_not_the_fleets(s3_server, s3_corpus, corpus):
+    """consumer-groups on a log dir without __consumer_offsets reads its checkpoints, not its
+    16 MB of segments; get-offsets reads the last segment of each partition."""
+    url = s3_corpus["invoice-multiseg"]
+    logs = {p: p.stat().st_size for p in (corpus / "invoice-multiseg").rglob("*.log")}
+    s3_server.proxy.reset()
+    done = run_pylogctl("consumer-groups", url, "--list")
+    assert done.returncode == 0, done.stderr
+    assert s3_server.proxy.bytes_served < 0.01 * sum(logs.values())
+    s3_server.proxy.reset()
+    done = run_pylogctl("get-offsets", url)
+    assert done.returncode == 0, done.stderr
+    last = {}
+    for path, size in logs.items():
+        last[path.parent] = max(last.get(path.parent, (path, 0)), (path, size))
+    assert s3_server.proxy.bytes_served < 1.2 * sum(size for _, size in last.values())
