@@ -127,7 +127,8 @@ def worker(kind: str, root: str, repeat: int) -> None:
         engine = LocalEngine([root])
         setup = 0.0
     else:
-        from pylogctl.pipeline.spark_engine import SparkEngine, get_session
+        from pylogctl.pipeline.spark_engine import SparkEngine
+        from pylogctl.pipeline.spark_session import get_session
 
         t = time.perf_counter()
         spark, _ = get_session(kind)

@@ -103,16 +103,16 @@ _pylogctl_spec() {
             vopts='' ;;
         'scan')
             subs=''
-            opts='--engine --master --topic --partition --from-offset --to-offset --from-time --to-time --key --grep --count --export --split-bytes --all-replicas -o --output -h --help'
-            vopts='--engine --master --topic --partition --from-offset --to-offset --from-time --to-time --key --grep --export --split-bytes -o --output' ;;
+            opts='--engine --master --remote --conf --topic --partition --from-offset --to-offset --from-time --to-time --key --grep --count --export --split-bytes --all-replicas -o --output -h --help'
+            vopts='--engine --master --remote --conf --topic --partition --from-offset --to-offset --from-time --to-time --key --grep --export --split-bytes -o --output' ;;
         'share-groups')
             subs=''
             opts='--list --describe --group --all-groups --offsets --members --state --verbose -o --output -h --help'
             vopts='--group -o --output' ;;
         'stats')
             subs=''
-            opts='--engine --master --split-bytes -o --output -h --help'
-            vopts='--engine --master --split-bytes -o --output' ;;
+            opts='--engine --master --remote --conf --split-bytes -o --output -h --help'
+            vopts='--engine --master --remote --conf --split-bytes -o --output' ;;
         'streams-groups')
             subs=''
             opts='--list --describe --group --all-groups --offsets --members --state --verbose -o --output -h --help'

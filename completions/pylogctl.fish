@@ -114,11 +114,11 @@ function __pylogctl_path --description 'The pylogctl subcommand typed so far'
                 set skip 1
             case 'pylogctl retention|--topic' 'pylogctl retention|--partition' 'pylogctl retention|--config' 'pylogctl retention|--config-file' 'pylogctl retention|--now-ms' 'pylogctl retention|--backup-dir' 'pylogctl retention|-o' 'pylogctl retention|--output'
                 set skip 1
-            case 'pylogctl scan|--engine' 'pylogctl scan|--master' 'pylogctl scan|--topic' 'pylogctl scan|--partition' 'pylogctl scan|--from-offset' 'pylogctl scan|--to-offset' 'pylogctl scan|--from-time' 'pylogctl scan|--to-time' 'pylogctl scan|--key' 'pylogctl scan|--grep' 'pylogctl scan|--export' 'pylogctl scan|--split-bytes' 'pylogctl scan|-o' 'pylogctl scan|--output'
+            case 'pylogctl scan|--engine' 'pylogctl scan|--master' 'pylogctl scan|--remote' 'pylogctl scan|--conf' 'pylogctl scan|--topic' 'pylogctl scan|--partition' 'pylogctl scan|--from-offset' 'pylogctl scan|--to-offset' 'pylogctl scan|--from-time' 'pylogctl scan|--to-time' 'pylogctl scan|--key' 'pylogctl scan|--grep' 'pylogctl scan|--export' 'pylogctl scan|--split-bytes' 'pylogctl scan|-o' 'pylogctl scan|--output'
                 set skip 1
             case 'pylogctl share-groups|--group' 'pylogctl share-groups|-o' 'pylogctl share-groups|--output'
                 set skip 1
-            case 'pylogctl stats|--engine' 'pylogctl stats|--master' 'pylogctl stats|--split-bytes' 'pylogctl stats|-o' 'pylogctl stats|--output'
+            case 'pylogctl stats|--engine' 'pylogctl stats|--master' 'pylogctl stats|--remote' 'pylogctl stats|--conf' 'pylogctl stats|--split-bytes' 'pylogctl stats|-o' 'pylogctl stats|--output'
                 set skip 1
             case 'pylogctl streams-groups|--group' 'pylogctl streams-groups|-o' 'pylogctl streams-groups|--output'
                 set skip 1
@@ -173,7 +173,7 @@ complete -c pylogctl -n '__pylogctl_at pylogctl' -f -a 'retention' -d 'Delete ol
 complete -c pylogctl -n '__pylogctl_at pylogctl' -f -a 'sample' -d 'Write a sample Kafka log dir (every codec, headers, a transaction) with pylogctl\'s writer.'
 complete -c pylogctl -n '__pylogctl_at pylogctl' -f -a 'scan' -d 'Read the records of log dirs (a log dir, several, a dir holding log dirs, or partition dirs), filtered, as a table, JSON, NDJSON or YAML; count them; or export them as Parquet or JSON.'
 complete -c pylogctl -n '__pylogctl_at pylogctl' -f -a 'share-groups' -d 'List and describe share groups (KIP-932) from the broker\'s files, like kafka-share-groups.sh.'
-complete -c pylogctl -n '__pylogctl_at pylogctl' -f -a 'stats' -d 'Statistics of log dirs (a log dir, several, a dir holding log dirs, or partition dirs), computed from every record, by either engine (--engine local or spark: identical results).'
+complete -c pylogctl -n '__pylogctl_at pylogctl' -f -a 'stats' -d 'Statistics of log dirs (a log dir, several, a dir holding log dirs, or partition dirs), computed from every record, by either engine (--engine local or spark: identical results), on a local...'
 complete -c pylogctl -n '__pylogctl_at pylogctl' -f -a 'streams-groups' -d 'List and describe Kafka Streams groups (KIP-1071) from the broker\'s files, like kafka-streams-groups.sh.'
 complete -c pylogctl -n '__pylogctl_at pylogctl' -f -a 'transactions' -d 'Transactions from the broker\'s files, like kafka-transactions.sh: the transaction coordinator\'s state (__transaction_state, loaded as the coordinator loads it), the producer state of partitions...'
 complete -c pylogctl -n '__pylogctl_at pylogctl' -f -a 'truncate' -d 'Truncate one partition offline, as Kafka does when a replica diverges from its leader.'
@@ -361,6 +361,8 @@ complete -c pylogctl -n '__pylogctl_at pylogctl sample' -s h -l help -f -d 'Show
 complete -c pylogctl -n '__pylogctl_at pylogctl sample' -f -a '(__fish_complete_directories (commandline -ct))'
 complete -c pylogctl -n '__pylogctl_at pylogctl scan' -l engine -r -f -a 'local spark' -d 'local: this process, no JVM; spark: Spark tasks (needs pyspark 4 and pyarrow installed). [default: local]'
 complete -c pylogctl -n '__pylogctl_at pylogctl scan' -l master -r -f -d 'With --engine spark: the cluster (spark://..., yarn, k8s://..., local[N]); default: the one spark-submit gives, else local[*].'
+complete -c pylogctl -n '__pylogctl_at pylogctl scan' -l remote -r -f -d 'With --engine spark: a Spark Connect server (sc://HOST:PORT; default: $SPARK_REMOTE). pylogctl must be installed beside the server and its executors.'
+complete -c pylogctl -n '__pylogctl_at pylogctl scan' -l conf -r -f -d 'With --engine spark: a Spark setting for the session (repeatable), as spark-submit\'s --conf; e.g. spark.pyspark.python=/opt/pylogctl/bin/python, the executors\' interpreter.'
 complete -c pylogctl -n '__pylogctl_at pylogctl scan' -l topic -r -f -d 'Only this topic (repeatable).'
 complete -c pylogctl -n '__pylogctl_at pylogctl scan' -l partition -r -f -d 'Only partition N (repeatable).'
 complete -c pylogctl -n '__pylogctl_at pylogctl scan' -l from-offset -r -f -d 'Records at offset N and above.'
@@ -389,6 +391,8 @@ complete -c pylogctl -n '__pylogctl_at pylogctl share-groups' -s h -l help -f -d
 complete -c pylogctl -n '__pylogctl_at pylogctl share-groups' -f -a '(__fish_complete_directories (commandline -ct))'
 complete -c pylogctl -n '__pylogctl_at pylogctl stats' -l engine -r -f -a 'local spark' -d 'local: this process, no JVM; spark: Spark tasks (needs pyspark 4 and pyarrow installed). [default: local]'
 complete -c pylogctl -n '__pylogctl_at pylogctl stats' -l master -r -f -d 'With --engine spark: the cluster (spark://..., yarn, k8s://..., local[N]); default: the one spark-submit gives, else local[*].'
+complete -c pylogctl -n '__pylogctl_at pylogctl stats' -l remote -r -f -d 'With --engine spark: a Spark Connect server (sc://HOST:PORT; default: $SPARK_REMOTE). pylogctl must be installed beside the server and its executors.'
+complete -c pylogctl -n '__pylogctl_at pylogctl stats' -l conf -r -f -d 'With --engine spark: a Spark setting for the session (repeatable), as spark-submit\'s --conf; e.g. spark.pyspark.python=/opt/pylogctl/bin/python, the executors\' interpreter.'
 complete -c pylogctl -n '__pylogctl_at pylogctl stats' -l split-bytes -r -f -d 'Read segments larger than N bytes in several parts, cut at offset-index positions. [default: 134217728]'
 complete -c pylogctl -n '__pylogctl_at pylogctl stats' -s o -l output -r -f -a 'text table json ndjson yaml' -d 'table (partitions, then groups; a rich table on a terminal, plain columns when piped); text (those plain columns, always); json; ndjson (a partition or group per line, its "type" first); yaml (the json document). [default: table]'
 complete -c pylogctl -n '__pylogctl_at pylogctl stats' -s h -l help -f -d 'Show this message and exit.'

@@ -100,6 +100,13 @@ class FileUnreadableError(PylogctlError):
     exit_code = ExitCode.UNREADABLE
 
 
+class ServiceUnreachableError(PylogctlError):
+    """A service that reads the files for us (a Spark master, a Spark Connect server) does not
+    answer: to the user, the same as a file that cannot be read."""
+
+    exit_code = ExitCode.UNREADABLE
+
+
 class LogDirLockedError(PylogctlError):
     """Another process holds the log dir's ``.lock``: writing now would corrupt a live broker."""
 

@@ -21,8 +21,10 @@ HELP = (
     "--engine local (the default) reads in this process, without a JVM. --engine spark runs "
     "the same reader in Spark tasks through the kafka-log data source, one task per segment "
     "(or per --split-bytes of a large one): in a local session by default, on the cluster "
-    "given by --master, or on the one spark-submit provides. Both return the same rows in the "
-    "same order (partition, then offset).\n\n"
+    "given by --master, through the Spark Connect server given by --remote (or SPARK_REMOTE), "
+    "or on the one spark-submit provides. Both return the same rows in the same order "
+    "(partition, then offset). A --master or --remote that does not answer within 5 seconds "
+    "fails with exit code 3, like an unreadable file.\n\n"
     "Topic, partition, offset and time filters are used to leave whole partitions and "
     "segments unread and to seek with the offset and time indexes; stderr says how many "
     "segments were read. Ranges are half-open: --from-* inclusive, --to-* exclusive. With "
@@ -56,6 +58,30 @@ def master_option() -> Any:
                         "spark-submit gives, else local[*].")
 
 
+def remote_option() -> Any:
+    return typer.Option(None, "--remote", metavar="URL", help="With --engine spark: a Spark "
+                        "Connect server (sc://HOST:PORT; default: $SPARK_REMOTE). pylogctl "
+                        "must be installed beside the server and its executors.")
+
+
+def conf_option() -> Any:
+    return typer.Option([], "--conf", metavar="KEY=VALUE", help="With --engine spark: a Spark "
+                        "setting for the session (repeatable), as spark-submit's --conf; e.g. "
+                        "spark.pyspark.python=/opt/pylogctl/bin/python, the executors' "
+                        "interpreter.")
+
+
+def spark_conf(pairs: list[str]) -> dict[str, str]:
+    """``--conf KEY=VALUE`` options as a dict."""
+    out = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"Bad --conf {pair!r}: expected KEY=VALUE")
+        out[key.strip()] = value
+    return out
+
+
 def split_bytes_option() -> Any:
     return typer.Option(128 * 1024 * 1024, "--split-bytes", min=1, metavar="N",
                         help="Read segments larger than N bytes in several parts, cut at "
@@ -63,11 +89,13 @@ def split_bytes_option() -> Any:
 
 
 def make_engine(engine: Engine, paths: list[str], master: Optional[str], split_bytes: int,
-                replicas: str) -> Any:
+                replicas: str, remote: Optional[str] = None, conf: Optional[list[str]] = None
+                ) -> Any:
     """The engine asked for (PySpark is imported only for ``spark``)."""
     if engine is Engine.local:
-        if master is not None:
-            raise UsageError("--master needs --engine spark")
+        for name, given in (("--master", master), ("--remote", remote), ("--conf", conf)):
+            if given:
+                raise UsageError(f"{name} needs --engine spark")
         from ..pipeline.local_engine import LocalEngine
 
         return LocalEngine(paths, split_bytes=split_bytes, replicas=replicas)
@@ -79,7 +107,8 @@ def make_engine(engine: Engine, paths: list[str], master: Optional[str], split_b
                              f"installed): pip install 'pyspark>=4,<5' pyarrow")
     from ..pipeline.spark_engine import SparkEngine
 
-    return SparkEngine(paths, master=master, split_bytes=split_bytes, replicas=replicas)
+    return SparkEngine(paths, master=master, remote=remote, conf=spark_conf(conf or []),
+                       split_bytes=split_bytes, replicas=replicas)
 
 
 @app.command("scan", help=HELP, epilog=EXIT_CODES_HELP)
@@ -87,6 +116,8 @@ def scan(
     paths: List[str] = paths_argument(),
     engine: Engine = engine_option(),
     master: Optional[str] = master_option(),
+    remote: Optional[str] = remote_option(),
+    conf: List[str] = conf_option(),
     topic: List[str] = typer.Option([], "--topic", metavar="TOPIC",
                                     help="Only this topic (repeatable)."),
     partition: List[int] = typer.Option([], "--partition", metavar="N", min=0,
@@ -149,7 +180,7 @@ def scan(
     if grep is not None:
         f = f.narrowed(value_contains=grep.encode("utf-8"))
     runner = make_engine(engine, list(paths), master, split_bytes,
-                         "all" if all_replicas else "one")
+                         "all" if all_replicas else "one", remote, conf)
     try:
         guarded_output(lambda: _run(runner, f, count, target, output.value))
     finally:

@@ -10,13 +10,14 @@ import typer
 from ..errors import ExitCode
 from .app import EXIT_CODES_HELP, app
 from .output import OutputFormat, err, guarded_output, write_listing
-from .scan import (Engine, engine_option, engine_progress, make_engine, master_option,
-                   paths_argument, split_bytes_option)
+from .scan import (Engine, conf_option, engine_option, engine_progress, make_engine,
+                   master_option, paths_argument, remote_option, split_bytes_option)
 
 HELP = (
     "Statistics of log dirs (a log dir, several, a dir holding log dirs, or partition dirs), "
     "computed from every record, by either engine (--engine local or spark: identical "
-    "results).\n\n"
+    "results), on a local session, a cluster (--master) or a Spark Connect server (--remote "
+    "or SPARK_REMOTE).\n\n"
     "Per topic-partition: records (control records included), key and value bytes, the "
     ".log files' bytes, first and last offsets, the time range, distinct keys, tombstones "
     "(keyed records with a null value), the duplicate-key ratio (the share of keyed records "
@@ -35,6 +36,8 @@ def stats(
     paths: List[str] = paths_argument(),
     engine: Engine = engine_option(),
     master: Optional[str] = master_option(),
+    remote: Optional[str] = remote_option(),
+    conf: List[str] = conf_option(),
     split_bytes: int = split_bytes_option(),
     output: OutputFormat = typer.Option(OutputFormat.table, "--output", "-o",
                                         help="table (partitions, then groups; a rich table on "
@@ -44,7 +47,7 @@ def stats(
                                         "document)."),
 ) -> None:
     """Statistics (the help text is ``HELP``)."""
-    runner = make_engine(engine, list(paths), master, split_bytes, "one")
+    runner = make_engine(engine, list(paths), master, split_bytes, "one", remote, conf)
     try:
         with engine_progress(runner, "reading", lambda: runner.stats_read_size()):
             result = runner.stats()

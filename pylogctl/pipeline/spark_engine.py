@@ -5,12 +5,8 @@ the local engine's reader on one split; Spark adds the parallelism (one task per
 as many cores or executors as the session has), the aggregation for ``stats`` and the
 writers for ``--export``.
 
-The session: the active one if there is one (a notebook, a job that built its own); else,
-under ``spark-submit`` (which starts the driver's JVM and passes ``--master`` and every
-``--conf``), a session from that configuration; else a local one, ``local[*]`` or the given
-master. Only a local session started here is tuned for one machine (no UI, few shuffle
-partitions, workers on this interpreter: Spark's default ``python3`` may be another Python
-without pylogctl or pyarrow).
+The session comes from :mod:`.spark_session`: local, a cluster's master, ``spark-submit``'s,
+or a Spark Connect server's. The same DataFrame code runs on each.
 
 Topic, partition, offset and timestamp conditions are DataFrame filters, which Spark pushes
 to the data source; a key or value test rides along as the source's ``filter`` option (Spark
@@ -23,7 +19,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import sys
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Iterator
 
@@ -34,54 +29,33 @@ from .datasource import NAME, register
 from .export import ExportTarget
 from .plan import DEFAULT_SPLIT_BYTES, ScanPlan, plan_scan, readable_path
 from .scan_filter import INT_END, LONG_END, LONG_MIN, ScanFilter
+from .spark_session import get_session
 from .stats import STATS_COLUMNS, PartitionCounts, StatsReport, counts_from, report
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
 
 
-def under_spark_submit() -> bool:
-    """Whether this process is a driver that ``spark-submit`` (or ``pyspark``) launched."""
-    return "PYSPARK_GATEWAY_PORT" in os.environ
-
-
-def get_session(master: str | None = None) -> tuple["SparkSession", bool]:
-    """The session to run on (see the module docstring), with ``kafka-log`` registered, and
-    whether it was started here (and so is ours to stop)."""
-    from pyspark.sql import SparkSession
-
-    spark = SparkSession.getActiveSession()
-    started = spark is None
-    if spark is None:
-        builder = SparkSession.builder.appName("pylogctl")
-        if master is None and not under_spark_submit():
-            master = "local[*]"
-        if master is not None:
-            builder = builder.master(master)
-        if master is not None and master.startswith("local") and not under_spark_submit():
-            os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-            builder = (builder.config("spark.ui.enabled", "false")
-                       .config("spark.sql.shuffle.partitions", str(2 * (os.cpu_count() or 1)))
-                       .config("spark.log.level", "ERROR")
-                       .config("spark.ui.showConsoleProgress", str(sys.stderr.isatty()).lower()))
-        spark = builder.getOrCreate()
-    register(spark)
-    return spark, started
-
-
 _TASK_ERROR = re.compile(r"pylogctl\.errors\.(\w+): ([^\n]+)")
+_NO_PYLOGCTL = "No module named 'pylogctl'"
 
 
 @contextmanager
 def task_errors() -> Iterator[None]:
     """Turn a pylogctl error raised in a Spark task (which reaches the driver as a Java or
     Python exception with the task's traceback in its text) back into that error, so the
-    CLI reports it as one line with the file and byte position, and its exit code."""
+    CLI reports it as one line with the file and byte position, and its exit code; and a
+    cluster whose Python lacks pylogctl into a usage error saying so."""
     try:
         yield
     except errors.PylogctlError:
         raise
     except Exception as exc:
+        if _NO_PYLOGCTL in str(exc):
+            raise errors.UsageError(
+                "The Spark cluster's Python cannot import pylogctl: install it on every node "
+                "and name that interpreter (--conf spark.pyspark.python=..., or PYSPARK_PYTHON "
+                "where a Spark Connect server starts)") from None
         found = _TASK_ERROR.findall(str(exc))
         cls = getattr(errors, found[-1][0], None) if found else None
         if not (isinstance(cls, type) and issubclass(cls, errors.PylogctlError)):
@@ -149,13 +123,14 @@ class SparkEngine:
     name = "spark"
 
     def __init__(self, paths: list[str], *, master: str | None = None,
+                 remote: str | None = None, conf: dict[str, str] | None = None,
                  split_bytes: int = DEFAULT_SPLIT_BYTES, replicas: str = "one",
                  spark: "SparkSession | None" = None) -> None:
         self.paths = [readable_path(p) for p in paths]
         self.split_bytes = split_bytes
         self.replicas = replicas
         if spark is None:
-            spark, self._owns_session = get_session(master)
+            spark, self._owns_session = get_session(master, remote, conf)
         else:
             register(spark)
             self._owns_session = False
@@ -187,7 +162,8 @@ class SparkEngine:
         in_tasks = ScanFilter(key=scan_filter.key, value_contains=scan_filter.value_contains)
         if in_tasks != ScanFilter():
             reader = reader.option("filter", in_tasks.to_json())
-        df = reader.load()
+        with task_errors():  # a classic session plans (in Python) right here
+            df = reader.load()
         for condition in _conditions(scan_filter):
             df = df.where(condition)
         return df.select(*cols)
