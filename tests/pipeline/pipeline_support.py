@@ -42,6 +42,30 @@ def copy_dir(src: Path, dst: Path) -> Path:
     return dst
 
 
+def write_fleet(root: Path, brokers: int, partitions: int, replication: int = 3,
+                per_topic: int = 200) -> int:
+    """A fleet's log dirs, ``brokers`` of them with ``partitions`` partition dirs each, every
+    partition on ``replication`` consecutive brokers (as Kafka's rack-unaware assignment
+    spreads them) and holding one tiny segment (a one-record batch) with its empty indexes;
+    returns the number of distinct partitions."""
+    from pylogctl.format.builder import build_batch
+
+    batch = build_batch([(1_700_000_000_000, b"k", b"v")])
+    unique = brokers * partitions // replication
+    dirs = [root / f"broker-{b}" for b in range(brokers)]
+    for b, d in enumerate(dirs):
+        d.mkdir(parents=True)
+        (d / "meta.properties").write_text(f"version=1\nnode.id={b}\ncluster.id=fleet\n")
+    for u in range(unique):
+        for r in range(replication):
+            part = dirs[(u + r) % brokers] / f"topic{u // per_topic}-{u % per_topic}"
+            part.mkdir()
+            (part / "00000000000000000000.log").write_bytes(batch)
+            (part / "00000000000000000000.index").write_bytes(b"")
+            (part / "00000000000000000000.timeindex").write_bytes(b"")
+    return unique
+
+
 def spark_missing_reason() -> str | None:
     """Why a Spark session cannot start here (None: it can)."""
     for module in ("pyspark", "pyarrow"):

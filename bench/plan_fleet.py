@@ -1,0 +1,78 @@
+"""Benchmark: planning a scan over a fleet's log dirs (issue 23: planning at scale).
+
+Usage::
+
+    python bench/plan_fleet.py [--brokers 20] [--partitions 2000] [--dir DIR] [--keep]
+
+Writes ``--brokers`` log dirs of ``--partitions`` partition dirs each (every partition on 3
+brokers, one tiny segment with empty indexes: ``tests/pipeline/pipeline_support.write_fleet``),
+then times ``plan_scan`` over the dir holding them, reading every replica and choosing one per
+partition, and counts the directory listings and ``stat`` calls it made. It never fails on a
+timing; ``tests/pipeline/test_pipeline_plan_scale.py`` pins the counts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT / "tests" / "pipeline"), str(ROOT / "tests"), str(ROOT)]
+
+from pipeline_support import write_fleet  # noqa: E402
+from pylogctl.pipeline.plan import plan_scan  # noqa: E402
+
+
+def counted_plan(root: Path, replicas: str) -> tuple[float, int, Counter]:
+    calls: Counter = Counter()
+    real = {name: getattr(os, name) for name in ("scandir", "stat")}
+
+    def spy(name):
+        def call(*args, **kwargs):
+            calls[name] += 1
+            return real[name](*args, **kwargs)
+        return call
+    for name in real:
+        setattr(os, name, spy(name))
+    try:
+        started = time.perf_counter()
+        plan = plan_scan([str(root)], replicas=replicas)
+        elapsed = time.perf_counter() - started
+    finally:
+        for name, fn in real.items():
+            setattr(os, name, fn)
+    return elapsed, len(plan.splits), calls
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--brokers", type=int, default=20)
+    ap.add_argument("--partitions", type=int, default=2000)
+    ap.add_argument("--dir", type=Path, default=None)
+    ap.add_argument("--keep", action="store_true")
+    args = ap.parse_args()
+    root = args.dir or Path(tempfile.mkdtemp(prefix="pylogctl-bench-fleet-")) / "fleet"
+    started = time.perf_counter()
+    unique = write_fleet(root, args.brokers, args.partitions)
+    dirs = args.brokers * args.partitions
+    print(f"wrote {args.brokers} log dirs x {args.partitions} partition dirs ({unique} "
+          f"partitions x 3 replicas) in {time.perf_counter() - started:.1f} s")
+    try:
+        for replicas in ("all", "one"):
+            elapsed, splits, calls = counted_plan(root, replicas)
+            print(f"plan replicas={replicas}: {elapsed:.2f} s, {splits} splits, "
+                  f"{calls['scandir']} listings ({calls['scandir'] / dirs:.2f} per partition "
+                  f"dir), {calls['stat']} stat calls")
+    finally:
+        if not args.keep:
+            shutil.rmtree(root.parent if args.dir is None else root)
+
+
+if __name__ == "__main__":
+    main()
