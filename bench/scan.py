@@ -2,7 +2,7 @@
 
 Usage::
 
-    python bench/scan.py [--size-mib 2048] [--partitions 4] [--repeat 2] [--keep]
+    python bench/scan.py [--size-mib 256] [--partitions 4] [--repeat 2] [--keep]
                          [--dir /tmp/pylogctl-bench-scan]
 
 What it does, in one run and over the same bytes:
@@ -21,7 +21,11 @@ What it does, in one run and over the same bytes:
       set-up: what the command costs on one machine);
    b) the same scan inside one process with the session already up (``SparkEngine.count``
       after a warm-up query), on ``local[1]`` and ``local[2]``: Spark's throughput and its
-      scaling from 1 to 2 cores; and the local engine in-process, for reference.
+      scaling from 1 to 2 cores; and the local engine in-process, for reference;
+   c) the same in-process scan on a real standalone cluster (``tests/spark_cluster.py``: a
+      master and 1, then 2 workers of one core, separate JVMs on loopback, executors
+      running the built wheel): the scaling from 1 to 2 workers, and against the local
+      engine. Skipped (said so) where Java or pyspark is missing.
 
 3. With ``--s3``: uploads the log dir to an S3-compatible server on loopback (s3proxy, as the
    tests run it: ``tests/s3_server.py``) and times the same CLI scan on the bucket URL against
@@ -29,6 +33,9 @@ What it does, in one run and over the same bytes:
    and requests, counted by the proxy in front of it) against the segment bytes.
 
 Prints records/s and the ratios (spark local[2] / local engine; local[2] / local[1]), and
+
+Prints records/s and the ratios (spark local[2] / local engine; local[2] / local[1]; cluster
+2 workers / 1 worker and / local engine), and
 beside the scaling the machine's own ceiling, measured in the same run: how much faster two
 processes burning CPU go than one (on a machine shared with other work this is well below
 2, and no 2-core figure can beat it). Every
@@ -43,6 +50,7 @@ import argparse
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 import time
@@ -50,6 +58,10 @@ from pathlib import Path
 
 from workload import (BASE_TIMESTAMP, RECORDS_PER_BATCH, producer_batch, pylogctl_command,
                       run_in_new_dir, value_pool, warm_page_cache)
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from spark_cluster import (APP_CONF, SparkCluster, build_wheel, executor_python,  # noqa: E402
+                           missing_reason)
 
 TOPIC = "bench"
 NEEDLE = "no such text"  # never matches: every value is searched in full
@@ -131,7 +143,12 @@ def worker(kind: str, root: str, repeat: int) -> None:
         from pylogctl.pipeline.spark_session import get_session
 
         t = time.perf_counter()
-        spark, _ = get_session(kind)
+        conf = None
+        if kind.startswith("spark://"):  # a standalone cluster: executors on the wheel
+            conf = {**APP_CONF, "spark.cores.max": os.environ["BENCH_CORES"],
+                    "spark.executor.memory": "768m",
+                    "spark.pyspark.python": os.environ["BENCH_EXECUTOR_PYTHON"]}
+        spark, _ = get_session(kind, conf=conf)
         engine = SparkEngine([root], spark=spark)
         # warm-up: Python workers started and the data source loaded in each
         engine.count(ScanFilter(value_contains=NEEDLE.encode(), offset_to=1000))
@@ -145,12 +162,35 @@ def worker(kind: str, root: str, repeat: int) -> None:
                       "setup": setup}))
 
 
-def run_worker(kind: str, root: Path, repeat: int) -> dict:
+def run_worker(kind: str, root: Path, repeat: int, env: dict | None = None) -> dict:
     proc = subprocess.run([sys.executable, __file__, "--worker", kind, "--dir", str(root),
-                           "--repeat", str(repeat)], capture_output=True, text=True)
+                           "--repeat", str(repeat)], capture_output=True, text=True,
+                          env={**os.environ, **(env or {})})
     if proc.returncode != 0:
         raise SystemExit(f"bench: {kind} worker failed:\n{proc.stderr[-4000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def cluster_runs(root: Path, repeat: int) -> dict:
+    """The scan on a standalone cluster (tests/spark_cluster.py) of 1, then 2 workers of one
+    core each, executors running the built wheel; none where Java or pyspark is missing."""
+    reason = missing_reason()
+    if reason:
+        print(f"  (no standalone cluster: {reason})")
+        return {}
+    work = root.parent / f"{root.name}-cluster"
+    shutil.rmtree(work, ignore_errors=True)
+    python = executor_python(work / "env", build_wheel(work / "wheel"))
+    runs = {}
+    for n in (1, 2):
+        cluster = SparkCluster(work / f"cluster{n}", workers=n, cores=1).start()
+        try:
+            runs[f"cluster{n}"] = run_worker(cluster.url, root, repeat, {
+                "BENCH_EXECUTOR_PYTHON": str(python), "BENCH_CORES": str(n)})
+        finally:
+            cluster.stop()
+    shutil.rmtree(work, ignore_errors=True)
+    return runs
 
 
 def time_command(argv: list[str], repeat: int) -> tuple[float, str]:
@@ -169,7 +209,7 @@ def time_command(argv: list[str], repeat: int) -> tuple[float, str]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--size-mib", type=int, default=2048, help="log dir size (default 2048)")
+    ap.add_argument("--size-mib", type=int, default=256, help="log dir size (default 256)")
     ap.add_argument("--partitions", type=int, default=4, help="partitions (default 4)")
     ap.add_argument("--repeat", type=int, default=2, help="best of N timings (default 2)")
     ap.add_argument("--keep", action="store_true", help="keep the log dir afterwards")
@@ -205,6 +245,7 @@ def _run(root: Path, args) -> int:
                                         repeat)
     ceiling_before = cpu_ceiling()
     runs = {kind: run_worker(kind, root, repeat) for kind in ("local", "local[1]", "local[2]")}
+    runs.update(cluster_runs(root, repeat))
     ceiling = (ceiling_before + cpu_ceiling()) / 2
     for name, n in (("cli local", out_local), ("cli spark", out_spark)):
         if int(n.strip().splitlines()[-1]) != 0:
@@ -224,7 +265,9 @@ def _run(root: Path, args) -> int:
             ("pylogctl scan --engine spark --master local[2] (CLI)", cli_spark),
             ("local engine, in-process", runs["local"]["best"]),
             ("spark local[1], session up (job only)", runs["local[1]"]["best"]),
-            ("spark local[2], session up (job only)", runs["local[2]"]["best"])):
+            ("spark local[2], session up (job only)", runs["local[2]"]["best"]),
+            *((f"standalone cluster, {n} worker{'s' * (n > 1)} x 1 core (job only)",
+               runs[f"cluster{n}"]["best"]) for n in (1, 2) if f"cluster{n}" in runs)):
         print(f"{label:<58} {s:8.2f}  {rate(s):>18}  {mib / s:7.0f}")
     print(f"  (Spark session start + warm-up query: local[1] {runs['local[1]']['setup']:.1f} s, "
           f"local[2] {runs['local[2]']['setup']:.1f} s)")
@@ -234,6 +277,13 @@ def _run(root: Path, args) -> int:
           f"{runs['local']['best'] / runs['local[2]']['best']:5.2f}x the speed")
     print(f"spark scaling, local[2] / local[1]:         "
           f"{runs['local[1]']['best'] / runs['local[2]']['best']:5.2f}x")
+    if "cluster2" in runs:
+        print(f"standalone cluster, 2 workers / 1 worker:   "
+              f"{runs['cluster1']['best'] / runs['cluster2']['best']:5.2f}x")
+        print(f"standalone cluster 2 workers / local engine: "
+              f"{runs['local']['best'] / runs['cluster2']['best']:5.2f}x the speed")
+        print(f"  (cluster session start + warm-up query: 1 worker "
+              f"{runs['cluster1']['setup']:.1f} s, 2 workers {runs['cluster2']['setup']:.1f} s)")
     print(f"  reference: 2 processes burning CPU run {ceiling:4.2f}x one on this machine right "
           f"now ({os.cpu_count()} cores, shared; 2.00x when idle)")
     if args.s3:
