@@ -78,3 +78,15 @@ def test_bad_cluster_options_are_usage_errors(cli, corpus, args, message):
 def test_cluster_options_need_the_spark_engine(cli, corpus, option):
     result = cli("scan", corpus / "node-logx", option, "x=y")
     assert (result.code, result.err) == (2, f"pylogctl: {option} needs --engine spark\n")
+
+
+def test_a_cluster_python_without_pylogctl_is_a_usage_error_saying_so():
+    """What a task or planner of a cluster whose Python lacks pylogctl reports."""
+    pytest.importorskip("pyspark")
+    from pylogctl.errors import UsageError
+    from pylogctl.pipeline.spark_engine import task_errors
+
+    with pytest.raises(UsageError, match="The Spark cluster's Python cannot import pylogctl"):
+        with task_errors():
+            raise RuntimeError("[PYTHON_DATA_SOURCE_ERROR] Failed to create Python data source "
+                               "instance: ... ModuleNotFoundError: No module named 'pylogctl'")

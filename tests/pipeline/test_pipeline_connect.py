@@ -2,17 +2,32 @@
 on the standalone cluster, started and used as the README's "A Spark cluster" says: the
 ``kafka-log`` data source is registered over the connection, the server's Python workers
 import it from the built wheel, the tasks run on both workers, and the output is the local
-engine's, byte for byte. The server holds an executor on each worker while it runs, so it
-runs for this module only."""
+engine's, byte for byte; a corrupt batch read through Connect fails with one line naming its
+file and byte position, and exit 1. The server holds an executor on each worker while it
+runs, so it runs for this module only."""
 
 from __future__ import annotations
+
+import struct
 
 import pytest
 
 from cluster_recipe import Run, argv, readme_commands
+from pipeline_support import copy_dir
 from spark_cluster import conf_options, event_log_conf, require_cluster, tasks_per_worker
 
 DIRS = {"scan": "kraft3-cluster", "stats": "xpx-2016"}
+
+
+def corrupt_copy(corpus, root):
+    """A partition dir whose second batch has a flipped byte (its CRC no longer matches)."""
+    part = copy_dir(corpus / "node-logx" / "topic-logx-001-0", root / "topic-logx-001-0")
+    segment = part / "00000000000000000000.log"
+    data = bytearray(segment.read_bytes())
+    second = 12 + struct.unpack_from(">i", data, 8)[0]
+    data[second + 70] ^= 0xFF
+    segment.write_bytes(bytes(data))
+    return part, segment, second
 
 
 @pytest.fixture(scope="module")
@@ -29,11 +44,15 @@ def connect_runs(spark_cluster, corpus, tmp_path_factory):
             command = "scan" if " scan " in line else "stats"
             env, args = argv(line, spark_cluster, [corpus / DIRS[command]], url)
             runs[command] = Run(args, env)
+        part, segment, second = corrupt_copy(corpus, tmp_path_factory.mktemp("corrupt"))
+        runs["corrupt"] = Run([args[0], "scan", str(part), "--engine", "spark", "--remote",
+                               url, "--count"])
+        runs["corrupt"].expected = f"{segment}, byte position {second}"
         for run in runs.values():
             run.result()
     finally:
         spark_cluster.stop_connect()
-    assert set(runs) == set(DIRS)
+    assert set(runs) == {*DIRS, "corrupt"}
     return runs, events
 
 
@@ -53,3 +72,13 @@ def test_the_connect_servers_tasks_ran_on_both_workers(spark_cluster, connect_ru
     _, events = connect_runs
     tasks = tasks_per_worker(events)
     assert len(tasks) == 2 and all(tasks.values()), tasks
+
+
+def test_a_corrupt_batch_read_through_connect_is_one_line_with_its_file_and_position(
+        connect_runs):
+    run = connect_runs[0]["corrupt"]
+    proc = run.result()
+    assert (proc.returncode, proc.stdout) == (1, "")
+    (line,) = proc.stderr.splitlines()
+    assert line.startswith("pylogctl: ") and "Record is corrupt" in line
+    assert run.expected in line
