@@ -32,8 +32,6 @@ What it does, in one run and over the same bytes:
    the local dir (the ratio), and what an offset-filtered scan fetches from the server (bytes
    and requests, counted by the proxy in front of it) against the segment bytes.
 
-Prints records/s and the ratios (spark local[2] / local engine; local[2] / local[1]), and
-
 Prints records/s and the ratios (spark local[2] / local engine; local[2] / local[1]; cluster
 2 workers / 1 worker and / local engine), and
 beside the scaling the machine's own ceiling, measured in the same run: how much faster two
