@@ -291,7 +291,6 @@ def _run(root: Path, args) -> int:
 
 def s3_figures(root: Path, info: dict, cli: list[str], cli_local: float, repeat: int) -> None:
     """The same scan from an S3-compatible server, and what a filtered scan fetches."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
     from s3_server import BUCKET, S3Server, missing_reason
 
     if missing_reason():
