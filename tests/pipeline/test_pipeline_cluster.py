@@ -11,7 +11,7 @@ import time
 import pytest
 
 from cluster_recipe import Run, argv, observable_options, readme_commands
-from spark_cluster import tasks_per_worker
+from spark_cluster import conf_options, tasks_per_worker
 
 # a corpus dir per README command: consumer groups with lag; three brokers' replicas
 DIRS = {"stats": "xpx-2016", "scan": "kraft3-cluster"}
@@ -90,3 +90,29 @@ def test_a_cluster_python_without_pylogctl_is_a_usage_error_saying_so():
         with task_errors():
             raise RuntimeError("[PYTHON_DATA_SOURCE_ERROR] Failed to create Python data source "
                                "instance: ... ModuleNotFoundError: No module named 'pylogctl'")
+
+
+def test_the_clusters_executors_scan_a_bucket_as_the_local_engine_does(
+        spark_cluster, s3_server, s3_corpus, corpus, cli, tmp_path):
+    """A log dir in object storage on the standalone cluster: the driver plans from the
+    bucket's listing, the executors on both workers fetch their splits' byte ranges from the
+    server themselves (the standard AWS variables reach them as ``spark.executorEnv``), and
+    the rows are the local engine's on the same URL."""
+    name = "spooldir-cp512"  # one broker: the driver fetches no segment to choose a replica
+    url = s3_corpus[name]
+    executor_env = {f"spark.executorEnv.{k}": v for k, v in s3_server.env.items()}
+    events = tmp_path / "events"
+    events.mkdir()
+    s3_server.proxy.reset()
+    run = Run([str(spark_cluster.python.parent / "pylogctl"), "scan", url, "--engine", "spark",
+               "--master", spark_cluster.url, "--conf",
+               f"spark.pyspark.python={spark_cluster.python}", "-o", "json",
+               *conf_options(executor_env), *observable_options(events)], s3_server.env)
+    proc = run.result()
+    assert proc.returncode == 0, proc.stderr[:2500]
+    served = s3_server.proxy.bytes_served
+    segments = sum(p.stat().st_size for p in (corpus / name).glob("*/*.log"))
+    assert served >= segments  # every segment byte came from the server, through the tasks
+    assert set(tasks_per_worker(events)) == workers_of(spark_cluster)
+    local = cli("scan", url, "-o", "json")
+    assert local.code == 0 and proc.stdout == local.out and local.out.count("\n") > 500
