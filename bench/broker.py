@@ -10,7 +10,7 @@ Usage::
                            [--max-mib 512] [--plot bench/broker-throughput.png]
                            [--dir /tmp/pylogctl-bench-broker] [--keep]
 
-    # the README's plot: throughput over value sizes
+    # the plot of docs/benchmarks.md: throughput over value sizes
     python bench/broker.py --sizes 100,1024,10240,102400 --plot bench/broker-throughput.png
 
 For each value size, client and round, on every target: a producer (acks=all, no

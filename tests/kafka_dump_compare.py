@@ -31,7 +31,7 @@ class DumpCase:
     version: str = KAFKA_VERSION
     pylogctl_options: tuple[str, ...] | None = None  # when pylogctl spells it differently
     # Kafka's output as pylogctl follows it, where an older release had a known quirk that a
-    # newer one fixed (listed in the README's version table)
+    # newer one fixed (listed in docs/commands/dump-segment.md's version table)
     normalize: Callable[[str], str] | None = None
 
     @property

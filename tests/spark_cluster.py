@@ -212,7 +212,7 @@ class SparkCluster:
     def start_connect(self, args: list[str], env_vars: dict[str, str],
                       timeout: float = 120) -> str:
         """A Spark Connect server on this cluster: pyspark's ``sbin/start-connect-server.sh``
-        in the foreground, with ``args`` and ``env_vars`` (the README's); returns its
+        in the foreground, with ``args`` and ``env_vars`` (the docs'); returns its
         ``sc://`` URL."""
         port = free_port()
         env = {**cluster_env(self.work_dir), **env_vars}

@@ -1,12 +1,14 @@
-"""The README's tour runs: every example's output is what the command prints today (issue 9).
+"""The README's tour and the docs/ pages run: every example's output is what the command
+prints today (issues 9 and 25).
 
-Convention (also stated in the README's tour):
+The documents are README.md, then every page under docs/ (``docs/**/*.md``) in path order.
+Convention (also stated in the README's tour and the docs index):
 
 - An example is a fenced block whose info string is ``console`` and whose first line starts
   with ``$ ``. That line is the command (run by ``bash -c``, so pipes, ``&&`` and ``||`` work);
   every other line of the block is its expected output: stdout and stderr in one stream, as
   printed when the output is piped (plain text, no colour, no progress bars).
-- The examples run in README order, in one shared temporary dir: ``/tmp/tour`` in a command
+- The examples run in that order, in one shared temporary dir: ``/tmp/tour`` in a command
   (and in every path starting with it, such as ``/tmp/tour-backup``) becomes ``<tmp>/tour``,
   and ``<tmp>/tour`` in the output is turned back into ``/tmp/tour``. ``../shared/corpus``
   becomes the corpus dir; commands run from the repository root.
@@ -22,8 +24,12 @@ Convention (also stated in the README's tour):
   shows at that place (commit times of offsets written during the tour); an age such as
   ``1102d 13:57:35.215 old`` matches any age. Everything else must be equal, byte for byte.
 
-``python tests/test_readme.py`` rewrites the outputs in README.md from a fresh run (review the
-diff before committing it); ``python tests/test_readme.py --check`` prints the differences.
+``python tests/test_readme.py`` rewrites the outputs in every document from a fresh run (review
+the diff before committing it); ``python tests/test_readme.py --check`` prints the differences.
+
+The docs also hold together: every page is linked from the README or the docs index, and
+every relative link and ``#anchor`` between them resolves. (That each man page names its page
+is pinned in tests/cli/test_gen_docs.py.)
 """
 
 from __future__ import annotations
@@ -43,8 +49,10 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
+DOCS = REPO / "docs"
+DOCS_INDEX = DOCS / "README.md"
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from support import CORPUS, CORPUS_MISSING_REASON  # noqa: E402 - needs the path above
+from support import CORPUS  # noqa: E402 - needs the path above
 
 TOUR_DIR = "/tmp/tour"
 CORPUS_IN_README = "../shared/corpus"
@@ -61,17 +69,27 @@ TIMESTAMP = re.compile(
 AGE = re.compile(r"\b(?:\d+d )?\d\d:\d\d:\d\d(?:\.\d+)? old\b")
 
 
+def documents() -> list[Path]:
+    """README.md, then the docs/ pages in path order: the order their examples run in."""
+    return [README, *sorted(DOCS.rglob("*.md"))]
+
+
 @dataclass
 class Example:
     command: str
     expected: list[str]
     mode: str | None      # None (run), "skip", "corpus" or "s3"
-    start: int            # index of the fence line in README's lines
+    start: int            # index of the fence line in its document's lines
     end: int              # index of the closing fence line
+    doc: Path = README
+
+    @property
+    def where(self) -> str:
+        return f"{self.doc.relative_to(REPO)} line {self.start + 2}"
 
 
-def parse_examples(lines: list[str]) -> list[Example]:
-    """Every ```console block whose first line starts with '$ ', in README order."""
+def parse_examples(lines: list[str], doc: Path = README) -> list[Example]:
+    """Every ```console block whose first line starts with '$ ', in the document's order."""
     examples: list[Example] = []
     i = 0
     while i < len(lines):
@@ -86,7 +104,7 @@ def parse_examples(lines: list[str]) -> list[Example]:
         if match.group(1) == "console" and body and body[0].startswith("$ "):
             marker = MARKER.match(lines[i - 1]) if i > 0 else None
             examples.append(Example(body[0][2:], body[1:], marker.group(1) if marker else None,
-                                    i, j))
+                                    i, j, doc))
         i = j + 1
     return examples
 
@@ -163,15 +181,19 @@ def _runnable(example: Example, s3: bool) -> bool:
     return example.mode != "corpus" or CORPUS.is_dir()
 
 
+def all_examples() -> list[Example]:
+    """The examples of every document, in the order they run."""
+    return [ex for doc in documents()
+            for ex in parse_examples(doc.read_text(encoding="utf-8").splitlines(), doc)]
+
+
 def run_all(tmp: Path, s3: bool = False) -> list[tuple[Example, int, list[str]]]:
-    examples = parse_examples(README.read_text(encoding="utf-8").splitlines())
-    return [(ex, *run_example(ex, tmp)) for ex in examples if _runnable(ex, s3)]
+    return [(ex, *run_example(ex, tmp)) for ex in all_examples() if _runnable(ex, s3)]
 
 
 def s3_names() -> set[str]:
     """The corpus dirs the ``s3`` examples read from the bucket."""
-    examples = parse_examples(README.read_text(encoding="utf-8").splitlines())
-    return {m for ex in examples if ex.mode == "s3"
+    return {m for ex in all_examples() if ex.mode == "s3"
             for m in S3_CORPUS_URL.findall(ex.command)}
 
 
@@ -199,31 +221,93 @@ def test_readme_examples_are_current(tmp_path, request):
     started = time.monotonic()
     now_ms = int(time.time() * 1000)
     results = run_all(tmp_path, s3)
-    assert len(results) >= 20, "the README tour lost its examples"
+    assert sum(ex.doc == README for ex, _, _ in results) >= 20, "the README tour lost its examples"
     problems = []
     for example, code, actual in results:
         if code != 0:
-            problems.append(f"$ {example.command}\nexited {code}; printed:\n" + "\n".join(actual))
+            problems.append(f"$ {example.command} ({example.where})\nexited {code}; printed:\n"
+                            + "\n".join(actual))
         elif not outputs_match(example.expected, actual, now_ms):
-            diff = difflib.unified_diff(example.expected, actual, "README.md", "actual",
-                                        lineterm="")
-            problems.append(f"$ {example.command} (README line {example.start + 2})\n"
-                            + "\n".join(diff))
-    assert not problems, ("README examples are stale (python tests/test_readme.py rewrites "
+            diff = difflib.unified_diff(example.expected, actual, str(example.doc.name),
+                                        "actual", lineterm="")
+            problems.append(f"$ {example.command} ({example.where})\n" + "\n".join(diff))
+    assert not problems, ("README/docs examples are stale (python tests/test_readme.py rewrites "
                           "them; review the diff):\n\n" + "\n\n".join(problems))
     assert time.monotonic() - started < 60
 
 
-def test_tour_covers_every_subcommand():
+def _subcommands() -> set[str]:
     from pylogctl.cli.app import app
     import typer.main
 
-    group = typer.main.get_command(app)
-    commands = set(group.commands)  # type: ignore[attr-defined]
-    examples = parse_examples(README.read_text(encoding="utf-8").splitlines())
+    return set(typer.main.get_command(app).commands)  # type: ignore[attr-defined]
+
+
+def test_tour_and_command_pages_show_every_subcommand():
+    """Each subcommand has its page, and an example in the README or on that page."""
+    commands = _subcommands()
+    missing = sorted(c for c in commands if not (DOCS / "commands" / f"{c}.md").is_file())
+    assert not missing, f"no docs/commands/COMMAND.md for {missing}"
     shown = {ex.command.split("pylogctl ", 1)[1].split()[0]
-             for ex in examples if "pylogctl " in ex.command}
-    assert commands <= shown, f"no README example for {sorted(commands - shown)}"
+             for ex in all_examples() if "pylogctl " in ex.command
+             and (ex.doc == README or ex.doc.parent == DOCS / "commands")}
+    assert commands <= shown, f"no README or docs/commands example for {sorted(commands - shown)}"
+    extra = sorted(p.stem for p in (DOCS / "commands").glob("*.md") if p.stem not in commands)
+    assert not extra, f"docs/commands pages of no subcommand: {extra}"
+
+
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def _links(doc: Path) -> list[str]:
+    """The Markdown link targets of a document, outside code blocks."""
+    text = re.sub(r"^```.*?^```", "", doc.read_text(encoding="utf-8"), flags=re.S | re.M)
+    return LINK.findall(text)
+
+
+def anchors(doc: Path) -> set[str]:
+    """The ``#anchor`` of each heading, as GitHub makes them (lower case, punctuation dropped,
+    spaces as hyphens, repeats numbered)."""
+    text = re.sub(r"^```.*?^```", "", doc.read_text(encoding="utf-8"), flags=re.S | re.M)
+    found: set[str] = set()
+    for heading in re.findall(r"^#{1,6} (.+)$", text, flags=re.M):
+        slug = re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+        anchor, n = slug, 0
+        while anchor in found:
+            n += 1
+            anchor = f"{slug}-{n}"
+        found.add(anchor)
+    return found
+
+
+def test_every_docs_page_is_linked_from_the_readme_or_the_docs_index():
+    linked = {(doc.parent / link.split("#")[0]).resolve()
+              for doc in (README, DOCS_INDEX) for link in _links(doc)}
+    orphans = [str(p.relative_to(REPO)) for p in documents()
+               if p != README and p != DOCS_INDEX and p.resolve() not in linked]
+    assert not orphans, f"docs pages linked from neither README.md nor docs/README.md: {orphans}"
+    assert "docs/README.md" in _links(README)
+
+
+def test_relative_links_and_anchors_resolve():
+    broken = []
+    for doc in documents():
+        for link in _links(doc):
+            if re.match(r"[a-z]+:", link):
+                continue  # https:, mailto: ...
+            path, _, anchor = link.partition("#")
+            target = (doc.parent / path).resolve() if path else doc
+            if not target.exists():
+                broken.append(f"{doc.relative_to(REPO)}: {link} (no such file)")
+            elif anchor and target.suffix == ".md" and anchor not in anchors(target):
+                broken.append(f"{doc.relative_to(REPO)}: {link} (no such heading)")
+    assert not broken, "broken links:\n" + "\n".join(broken)
+
+
+def test_anchors_follow_github():
+    doc = README.parent / "docs" / "commands" / "scan.md"
+    assert "pylogctl-scan-and-pylogctl-stats-on-one-machine-or-on-spark" in anchors(doc)
+    assert "scan-and-stats-the-records-filtered" in anchors(README)
 
 
 def test_normalisation_is_narrow():
@@ -255,7 +339,7 @@ def _update_s3_server(tmp: Path):
 
 
 def _update() -> int:
-    lines = README.read_text(encoding="utf-8").splitlines()
+    docs = {doc: doc.read_text(encoding="utf-8").splitlines() for doc in documents()}
     with tempfile.TemporaryDirectory() as tmp:
         s3 = _update_s3_server(Path(tmp))
         try:
@@ -268,19 +352,23 @@ def _update() -> int:
     stale = 0
     for example, code, actual in reversed(results):
         if code != 0:
-            print(f"exit {code}: $ {example.command}\n" + "\n".join(actual), file=sys.stderr)
+            print(f"exit {code}: $ {example.command} ({example.where})\n" + "\n".join(actual),
+                  file=sys.stderr)
             stale += 1
             continue
         if outputs_match(example.expected, actual, now_ms):
             continue
         stale += 1
         if check:
-            print("\n".join(difflib.unified_diff(example.expected, actual, "README.md", "actual",
-                                                 lineterm="")))
+            print("\n".join(difflib.unified_diff(example.expected, actual, example.where,
+                                                 "actual", lineterm="")))
         else:
-            lines[example.start + 2:example.end] = actual
+            docs[example.doc][example.start + 2:example.end] = actual
     if not check:
-        README.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        for doc, lines in docs.items():
+            text = "\n".join(lines) + "\n"
+            if text != doc.read_text(encoding="utf-8"):
+                doc.write_text(text, encoding="utf-8")
     print(f"{stale} of {len(results)} examples {'stale' if check else 'rewritten'}",
           file=sys.stderr)
     return 1 if stale and check else 0

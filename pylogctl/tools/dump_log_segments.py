@@ -5,7 +5,7 @@ header, a lazy stream of batch dicts (camelCase keys, the fields of the tool's b
 footer filled in once the stream is consumed (valid bytes, trailing invalid bytes, the
 non-consecutive offsets seen, and the error that stopped the dump, if any). Formatters render
 it as Kafka's text lines or as JSON/YAML. Behaviour follows the newest Kafka tool (the Java
-rewrite) where versions differ; the choices are listed in the README.
+rewrite) where versions differ; the choices are listed in docs/commands/dump-segment.md.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Every file of the real corpus and of a log dir the real Kafka 4.x broker wrote with real clients
 (:mod:`kafka_scenarios`), every file kind and option: stdout must be identical, file by file.
 Pre-4.0 text (``--legacy-format``) is compared with the release that printed it. Where Kafka's
-tool itself fails on a file (the README's "Verified against Apache Kafka" lists those), the case
+tool itself fails on a file (docs/verified-against-kafka.md lists those), the case
 leaves that file out and a test of its own pins what each tool does.
 """
 

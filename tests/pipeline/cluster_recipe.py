@@ -1,4 +1,4 @@
-"""The README's "A Spark cluster" commands, run for real on the tests' cluster.
+"""The "A Spark cluster" commands of docs/cluster-scale.md, run for real on the tests' cluster.
 
 A block marked ``<!-- cluster-test: NAME -->`` holds the commands; its placeholders (the
 master's and the Connect server's addresses, the virtualenv, the log dir) become the
@@ -24,18 +24,21 @@ VENV = "/opt/pylogctl"
 LOG_DIRS = "/data/kafka-logs"
 
 
-def readme_commands(name: str) -> list[str]:
-    """The commands (continuation lines joined) of the README block marked ``name``."""
-    text = (REPO / "README.md").read_text()
+DOC = "docs/cluster-scale.md"
+
+
+def documented_commands(name: str) -> list[str]:
+    """The commands (continuation lines joined) of the docs' block marked ``name``."""
+    text = (REPO / DOC).read_text()
     m = re.search(rf"<!-- cluster-test: {name} -->\n```bash\n(.*?)```", text, re.S)
-    assert m, f"no <!-- cluster-test: {name} --> block in README.md"
+    assert m, f"no <!-- cluster-test: {name} --> block in {DOC}"
     joined = m.group(1).replace("\\\n", " ")
     return [" ".join(line.split()) for line in joined.splitlines() if line.strip()]
 
 
 def argv(command: str, cluster: SparkCluster, log_dirs: list[Path],
          connect: str = "") -> tuple[dict[str, str], list[str]]:
-    """A README command as (environment assignments, argv) on the tests' cluster."""
+    """A documented command as (environment assignments, argv) on the tests' cluster."""
     python = str(cluster.python)
     words = []
     for word in shlex.split(command):
@@ -53,7 +56,7 @@ def argv(command: str, cluster: SparkCluster, log_dirs: list[Path],
 
 
 def observable_options(event_dir: Path | None = None) -> list[str]:
-    """What the tests add to a README command: see the module docstring."""
+    """What the tests add to a documented command: see the module docstring."""
     return conf_options({**APP_CONF, **(event_log_conf(event_dir) if event_dir else {})})
 
 

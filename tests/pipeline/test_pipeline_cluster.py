@@ -1,5 +1,5 @@
 """``scan`` and ``stats`` on a real standalone cluster (a master and two workers, separate
-JVMs on loopback), run as the README's "A Spark cluster" says: the CLI and the executors'
+JVMs on loopback), run as "A Spark cluster" (docs/cluster-scale.md) says: the CLI and the executors'
 Python come from the built wheel, the tasks run on both workers (Spark's event log names each
 task's executor, and each executor's worker), and the output is the local engine's, byte for
 byte. Also: an unreachable master or Connect server fails fast with one line and exit 3."""
@@ -10,10 +10,10 @@ import time
 
 import pytest
 
-from cluster_recipe import Run, argv, observable_options, readme_commands
+from cluster_recipe import Run, argv, observable_options, documented_commands
 from spark_cluster import conf_options, tasks_per_worker
 
-# a corpus dir per README command: consumer groups with lag; three brokers' replicas
+# a corpus dir per documented command: consumer groups with lag; three brokers' replicas
 DIRS = {"stats": "xpx-2016", "scan": "kraft3-cluster"}
 
 
@@ -23,9 +23,9 @@ def workers_of(cluster) -> set[str]:
 
 @pytest.fixture(scope="module")
 def cluster_runs(spark_cluster, corpus, tmp_path_factory) -> dict:
-    """The README's commands, started together on the cluster."""
+    """The documented commands, started together on the cluster."""
     runs = {}
-    for line in readme_commands("master"):
+    for line in documented_commands("master"):
         command = line.split()[1]
         env, args = argv(line, spark_cluster, [corpus / DIRS[command]])
         events = tmp_path_factory.mktemp(f"events-{command}")

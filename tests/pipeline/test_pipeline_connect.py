@@ -1,5 +1,5 @@
 """``scan --remote`` and ``stats`` with ``SPARK_REMOTE`` through a real Spark Connect server
-on the standalone cluster, started and used as the README's "A Spark cluster" says: the
+on the standalone cluster, started and used as "A Spark cluster" (docs/cluster-scale.md) says: the
 ``kafka-log`` data source is registered over the connection, the server's Python workers
 import it from the built wheel, the tasks run on both workers, and the output is the local
 engine's, byte for byte; a corrupt batch read through Connect fails with one line naming its
@@ -12,7 +12,7 @@ import struct
 
 import pytest
 
-from cluster_recipe import Run, argv, readme_commands
+from cluster_recipe import Run, argv, documented_commands
 from pipeline_support import copy_dir
 from spark_cluster import conf_options, event_log_conf, require_cluster, tasks_per_worker
 
@@ -33,7 +33,7 @@ def corrupt_copy(corpus, root):
 @pytest.fixture(scope="module")
 def connect_runs(spark_cluster, corpus, tmp_path_factory):
     require_cluster(connect=True)
-    start, *commands = readme_commands("connect")
+    start, *commands = documented_commands("connect")
     env, args = argv(start, spark_cluster, [])
     assert args[0].endswith("/sbin/start-connect-server.sh")
     events = tmp_path_factory.mktemp("events-connect")

@@ -15,7 +15,7 @@ from cluster_recipe import Run, observable_options
 from spark_cluster import executor_python, spark_home, tasks_per_worker
 from support import REPO
 
-DOC_NAMES = ("README.md",)
+DOC_NAMES = ("docs/commands/scan.md",)
 
 
 def documented_job() -> str:
