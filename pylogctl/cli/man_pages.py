@@ -38,6 +38,12 @@ def _exit_status(exit_help: str) -> list[str]:
     return out
 
 
+def docs_page(c: Cmd) -> str:
+    """The Markdown page documenting ``c`` (a subcommand shares its command's page), relative
+    to the source tree; ``tests/test_readme.py`` runs its examples."""
+    return f"docs/commands/{c.path[0]}.md" if c.path else "docs/README.md"
+
+
 def man_page(c: Cmd, root: Cmd, exit_help: str) -> str:
     """One page; the date field stays empty so that regenerating never changes the file."""
     out = [f'.\\" {HEADER}',
@@ -66,8 +72,12 @@ def man_page(c: Cmd, root: Cmd, exit_help: str) -> str:
     out += [".SH EXIT STATUS", *_exit_status(exit_help)]
     related = [s for s in walk(root) if s is not c and (
         s is root or s.path[:len(c.path)] == c.path or s.path == c.path[:-1])]
+    out.append(".SH SEE ALSO")
+    out += [f".BR {roff(s.page)} (1){',' if i < len(related) - 1 else ''}"
+            for i, s in enumerate(related)]
     if related:
-        out.append(".SH SEE ALSO")
-        out += [f".BR {roff(s.page)} (1){',' if i < len(related) - 1 else ''}"
-                for i, s in enumerate(related)]
+        out.append(".PP")
+    pages = "README.md and " if not c.path else ""
+    out += _lines(f"{pages}{docs_page(c)} in the source distribution: the reference and "
+                  "examples, kept true by the test suite.")
     return "\n".join(out) + "\n"

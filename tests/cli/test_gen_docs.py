@@ -254,6 +254,18 @@ def test_man_page_has_the_standard_sections_and_no_date(page: Path) -> None:
                 (ln[:1] == "." and not ln[1:2].isupper() and not ln.startswith('.\\"'))]
 
 
+@pytest.mark.parametrize("path", [p for p, _, _ in LIVE], ids=lambda p: " ".join(p) or "pylogctl")
+def test_man_page_names_its_docs_page_under_see_also(path: tuple[str, ...]) -> None:
+    """pylogctl(1) names the README and the docs index; every other page its command's page
+    under docs/commands/ (metadata ls shares metadata's), which exists."""
+    page = REPO / "man" / f"{'-'.join(('pylogctl',) + path)}.1"
+    docs = [f"docs/commands/{path[0]}.md"] if path else ["README.md", "docs/README.md"]
+    see_also = page.read_text().split("\n.SH SEE ALSO\n")[1].replace("\n", " ")
+    for doc in docs:
+        assert (REPO / doc).is_file(), doc
+        assert man_pages.roff(doc) in see_also, f"{page.name} does not name {doc}"
+
+
 @pytest.mark.parametrize("page", MAN_PAGES, ids=lambda p: p.name)
 def test_man_page_renders_without_groff_warnings(page: Path) -> None:
     groff = shutil.which("groff")
