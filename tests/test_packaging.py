@@ -27,6 +27,24 @@ def test_wheel_maps_formatters_under_the_package(tmp_path: Path):
     assert "pylogctl/cli/app.py" in names and "pylogctl/format/record_batch.py" in names
 
 
+def test_sdist_carries_the_docs_the_man_pages_name(tmp_path: Path):
+    """Each man page points to its page under docs/ 'in the source distribution'
+    (MANIFEST.in grafts docs/, man/ and completions/)."""
+    import tarfile
+
+    proc = subprocess.run(
+        [sys.executable, "-c", "import sys; from setuptools import build_meta; "
+         "print(build_meta.build_sdist(sys.argv[1]))", str(tmp_path)],
+        cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    sdist = tmp_path / proc.stdout.split()[-1]
+    with tarfile.open(sdist) as tar:
+        names = {n.split("/", 1)[1] for n in tar.getnames() if "/" in n}
+    docs = {p.relative_to(REPO).as_posix() for p in (REPO / "docs").rglob("*.md")}
+    assert docs and docs <= names, sorted(docs - names)
+    assert {"README.md", "man/pylogctl-recover.1", "completions/pylogctl.bash"} <= names
+
+
 def test_installed_package_exposes_formatters_and_console_script():
     import pylogctl.formatters as f
 
