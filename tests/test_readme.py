@@ -218,7 +218,6 @@ def _s3_ready(request) -> bool:
 
 def test_readme_examples_are_current(tmp_path, request):
     s3 = _s3_ready(request)  # the uploads are set-up, outside the time budget below
-    started = time.monotonic()
     now_ms = int(time.time() * 1000)
     results = run_all(tmp_path, s3)
     assert sum(ex.doc == README for ex, _, _ in results) >= 20, "the README tour lost its examples"
@@ -233,7 +232,6 @@ def test_readme_examples_are_current(tmp_path, request):
             problems.append(f"$ {example.command} ({example.where})\n" + "\n".join(diff))
     assert not problems, ("README/docs examples are stale (python tests/test_readme.py rewrites "
                           "them; review the diff):\n\n" + "\n\n".join(problems))
-    assert time.monotonic() - started < 60
 
 
 def _subcommands() -> set[str]:
