@@ -13,19 +13,29 @@ Kafka's decoders (``org.apache.kafka.tools.api`` since 4.0, ``kafka.serializer``
   ``toString()`` (``[B@6150c3ec``, an identity hash that says nothing about the bytes);
   pylogctl prints the bytes in hex instead, deliberately.
 
-``base64``, ``json`` and ``none`` are pylogctl's own conveniences. A decoder returns a
-JSON-ready value: a string, an int, or for ``json`` the parsed document.
+``text``, ``base64``, ``json`` and ``none`` are pylogctl's own conveniences. ``text`` is the
+one rule for bytes in pylogctl's own text output (:func:`readable`). ``avro``, ``protobuf``,
+``json-schema`` and ``schema-registry`` (any of the three, by the schema's type) read the
+Confluent wire format with the schemas of a ``_schemas`` topic
+(:mod:`.schema_decoders`). A decoder returns a JSON-ready value: a string, an int, or for
+``json`` and the schema decoders the parsed document.
 """
 
 from __future__ import annotations
 
 import base64
 import json
-from typing import Any, Callable
+from typing import Any, Callable, Iterable, Iterator
 
 from ..format.java_string import java_utf8
 
-DECODER_NAMES = ("string", "integer", "long", "hex", "base64", "json", "none")
+SCHEMA_DECODER_NAMES = ("avro", "protobuf", "json-schema", "schema-registry")
+DECODER_NAMES = ("string", "text", "integer", "long", "hex", "base64", "json",
+                 *SCHEMA_DECODER_NAMES, "none")
+# the rule, as --help states it
+READABLE_RULE = ("values that are valid UTF-8 print as text (control characters escaped: \\n, "
+                 "\\t, \\x00); any other value prints its printable ASCII bytes as they are and "
+                 "every other byte as \\xNN (a backslash as \\\\)")
 Decoder = Callable[[bytes], Any]
 
 _KAFKA_4 = "org.apache.kafka.tools.api."
@@ -37,6 +47,67 @@ DECODER_CLASSES = {prefix + cls: name
                    for prefix in (_KAFKA_4, _KAFKA_3)
                    for cls, name in (("StringDecoder", "string"), ("IntegerDecoder", "integer"),
                                      ("LongDecoder", "long"), ("DefaultDecoder", "hex"))}
+
+
+# valid UTF-8: C0 controls and DEL escaped
+_TEXT_ESCAPES = {i: f"\\x{i:02x}" for i in range(32)} | {9: "\\t", 10: "\\n", 13: "\\r",
+                                                        127: "\\x7f"}
+# anything else, read as Latin-1 (one character per byte): printable ASCII as is
+_BYTE_ESCAPES = {i: f"\\x{i:02x}" for i in (*range(32), *range(127, 256))} | {92: "\\\\"}
+
+
+def readable(data: bytes) -> str:
+    """Bytes as a person reads them in text output: valid UTF-8 as its text, control
+    characters escaped; otherwise printable ASCII bytes as they are and the others as ``\\xNN``
+    (so binary data shows no U+FFFD, and two different values never print alike)."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data.decode("latin-1").translate(_BYTE_ESCAPES)
+    return text if text.isprintable() else text.translate(_TEXT_ESCAPES)
+
+
+class ValueDecodeError(ValueError):
+    """A key or value a decoder cannot read (an unknown schema id, not the wire format), or
+    reads but finds wrong (``value``: what to show anyway)."""
+
+    def __init__(self, message: str, value: Any = None) -> None:
+        super().__init__(message)
+        self.value = value
+
+
+def decode_or_show(decoder: Decoder, raw: bytes, report: Callable[[str], None]) -> Any:
+    """``decoder(raw)``; what it cannot decode is reported (one line) and shown by
+    :func:`readable`, so one odd record never stops a dump or a scan."""
+    try:
+        return decoder(raw)
+    except ValueDecodeError as exc:
+        if exc.value is None:
+            report(f"{exc}; shown as raw bytes")
+            return readable(raw)
+        report(str(exc))
+        return exc.value
+
+
+def decode_rows(rows: Iterable[dict[str, Any]], key_decoder: Decoder | None,
+                value_decoder: Decoder | None, report: Callable[[str], None]
+                ) -> Iterator[dict[str, Any]]:
+    """Scanned rows with ``key`` and ``value`` decoded (a None decoder leaves the bytes as they
+    are); a record a decoder cannot read is reported with its topic, partition and offset.
+    Fixed-size decoders show short data as text here: a scan is no kafka-dump-log to die."""
+    for row in rows:
+        for part, decoder in (("key", key_decoder), ("value", value_decoder)):
+            raw = row.get(part)
+            if decoder is None or raw is None:
+                continue
+            where = f"{row.get('topic')}-{row.get('partition')} offset {row.get('offset')}"
+            try:
+                row[part] = decode_or_show(decoder, bytes(raw),
+                                           lambda m: report(f"{where}: the {part}: {m}"))
+            except ShortDataError as exc:
+                report(f"{where}: the {part}: {exc}; shown as raw bytes")
+                row[part] = readable(bytes(raw))
+        yield row
 
 
 class ShortDataError(ValueError):
@@ -71,6 +142,7 @@ def _json(b: bytes) -> Any:
 
 _DECODERS: dict[str, Decoder | None] = {
     "string": _string,
+    "text": readable,
     "integer": _fixed(4),
     "long": _fixed(8),
     "hex": lambda b: b.hex(),
@@ -80,8 +152,14 @@ _DECODERS: dict[str, Decoder | None] = {
 }
 
 
-def get_decoder(name: str) -> Decoder | None:
-    """The decoder called ``name``; None for ``none`` (the part is not shown)."""
+def get_decoder(name: str, log_dirs: Any = None) -> Decoder | None:
+    """The decoder called ``name``; None for ``none`` (the part is not shown). The schema
+    decoders read their schemas from the ``_schemas`` topic of ``log_dirs`` (a
+    :class:`~pylogctl.groups.replicas.LogDirs`, or paths inside log dirs)."""
+    if name in SCHEMA_DECODER_NAMES:
+        from .schema_decoders import schema_decoder
+
+        return schema_decoder(name, log_dirs)
     try:
         return _DECODERS[name]
     except KeyError:
