@@ -103,8 +103,8 @@ _pylogctl_spec() {
             vopts='' ;;
         'scan')
             subs=''
-            opts='--engine --master --remote --conf --topic --partition --from-offset --to-offset --from-time --to-time --key --grep --count --export --split-bytes --all-replicas -o --output -h --help'
-            vopts='--engine --master --remote --conf --topic --partition --from-offset --to-offset --from-time --to-time --key --grep --export --split-bytes -o --output' ;;
+            opts='--engine --master --remote --conf --topic --partition --from-offset --to-offset --from-time --to-time --key --grep --count --export --key-decoder --value-decoder --split-bytes --all-replicas -o --output -h --help'
+            vopts='--engine --master --remote --conf --topic --partition --from-offset --to-offset --from-time --to-time --key --grep --export --key-decoder --value-decoder --split-bytes -o --output' ;;
         'share-groups')
             subs=''
             opts='--list --describe --group --all-groups --offsets --members --state --verbose -o --output -h --help'

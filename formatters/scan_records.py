@@ -2,21 +2,27 @@
 
 JSON (and NDJSON, YAML): one object per record with the scan's columns as keys, keys, values
 and header values in base64 (they are bytes; ``--output table`` shows them as text), null
-kept. Stats JSON and YAML are one document, ``{partitions: [...], groups: [...]}``, and its
-NDJSON a row per line tagged ``"type": "partition"`` or ``"group"``: both are
-:class:`~pylogctl.formatters.Listing` documents.
+kept; a key or value that ``--key-decoder``/``--value-decoder`` decoded is its decoded
+(JSON-ready) value instead. Stats JSON and YAML are one document, ``{partitions: [...],
+groups: [...]}``, and its NDJSON a row per line tagged ``"type": "partition"`` or
+``"group"``: both are :class:`~pylogctl.formatters.Listing` documents.
 
 Table (and text, which is the plain table): TOPIC PARTITION OFFSET TIMESTAMP KEY VALUE, the
-timestamp in UTC ISO 8601 with milliseconds, key and value as UTF-8 text with control
-characters escaped (``\\n``, ``\\x00``), values cut to ``VALUE_WIDTH`` characters with ``…``;
-``-`` for null. These are :class:`~.table.TableSection` objects for any formatter.
+timestamp in UTC ISO 8601 with milliseconds, key and value by pylogctl's one rule for bytes
+(:func:`pylogctl.tools.decoders.readable`: valid UTF-8 as text, control characters escaped,
+anything else with ``\\xNN`` escapes), a decoded value as its text or compact JSON, values
+cut to ``VALUE_WIDTH`` characters with ``…``; ``-`` for null. These are
+:class:`~.table.TableSection` objects for any formatter.
 """
 
 from __future__ import annotations
 
 import base64
 import datetime as _dt
+import json
 from typing import Any, Iterable, Iterator
+
+from pylogctl.tools.decoders import readable
 
 from .table import TableSection
 
@@ -24,11 +30,13 @@ SCAN_COLUMNS = ("TOPIC", "PARTITION", "OFFSET", "TIMESTAMP", "KEY", "VALUE")
 SCAN_RIGHT = ("PARTITION", "OFFSET")
 KEY_WIDTH = 40
 VALUE_WIDTH = 100
-_ESCAPES = {i: f"\\x{i:02x}" for i in range(32)} | {9: "\\t", 10: "\\n", 13: "\\r", 127: "\\x7f"}
 
 
-def b64(value: bytes | None) -> str | None:
-    return None if value is None else base64.b64encode(value).decode("ascii")
+def b64(value: Any) -> Any:
+    """Bytes in base64; a decoded value (never bytes) as it is."""
+    if isinstance(value, (bytes, bytearray)):
+        return base64.b64encode(value).decode("ascii")
+    return value
 
 
 def record_json(row: dict[str, Any]) -> dict[str, Any]:
@@ -52,10 +60,15 @@ def format_time(ms: int | None) -> str:
     return when.strftime("%Y-%m-%dT%H:%M:%S.") + f"{when.microsecond // 1000:03d}Z"
 
 
-def text_cell(value: bytes | None, width: int) -> str:
+def text_cell(value: Any, width: int) -> str:
     if value is None:
         return "-"
-    text = value.decode("utf-8", "replace").translate(_ESCAPES)
+    if isinstance(value, (bytes, bytearray)):
+        text = readable(bytes(value))
+    elif isinstance(value, str):
+        text = readable(value.encode("utf-8", "surrogatepass"))
+    else:
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
     return text if len(text) <= width else text[:width - 1] + "…"
 
 

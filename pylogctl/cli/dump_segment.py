@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Callable, Iterator, List, Optional
 import typer
 
 from ..errors import ExitCode, PylogctlError, UsageError
-from ..tools.decoders import DECODER_NAMES, decoder_for_class
+from ..tools.decoders import DECODER_NAMES, READABLE_RULE, SCHEMA_DECODER_NAMES, decoder_for_class
 from ..tools.dump_options import (DEFAULT_MAX_BYTES, DEFAULT_MAX_MESSAGE_SIZE, DumpOptions,
                                   IndexDumpOptions)
 from .app import EXIT_CODES_HELP, app
@@ -24,6 +24,16 @@ def _decoder_option(flag: str, what: str):
     return typer.Option(None, flag, help=f"Decoder for {what}: {', '.join(DECODER_NAMES)} "
                         f"(default string). Giving it turns on --print-data-log, as in Kafka.",
                         metavar="NAME")
+
+
+DECODERS_HELP = (
+    "Decoders: string is Kafka's StringDecoder (malformed UTF-8 as U+FFFD, as kafka-dump-log "
+    f"prints it); text is pylogctl's rule for bytes, that scan uses too: {READABLE_RULE}. "
+    "avro, protobuf and json-schema read values in the Confluent wire format (magic byte 0, "
+    "a schema id) with the schema of that id in the _schemas topic of the dumped segment's "
+    "log dir (schema-registry: whichever of the three the schema is); a value they cannot "
+    "read is one line on stderr and shown as text shows it. They need pylogctl's schemas extra "
+    "(fastavro, grpcio-tools, jsonschema).")
 
 
 # kafka-dump-log's spelling: a Kafka decoder class, its value optional (StringDecoder, given
@@ -44,7 +54,7 @@ _PARSERS = (("--offsets-decoder", "offsets"), ("--transaction-log-decoder", "tra
             ("--share-group-state-decoder", "share-group-state"))
 
 
-@app.command("dump-segment", epilog=EXIT_CODES_HELP)
+@app.command("dump-segment", epilog=DECODERS_HELP + "\n\n" + EXIT_CODES_HELP)
 def dump_segment(
     files: Optional[List[str]] = typer.Argument(None, help="Files to dump: .log, .index, "
                                                 ".timeindex, .txnindex, .snapshot, KRaft "
@@ -133,6 +143,9 @@ def dump_segment(
         raise UsageError(f"Give at most one of {', '.join(f for f, _ in _PARSERS)}")
     if legacy_format and not (offsets_decoder or transaction_log_decoder):
         raise UsageError("--legacy-format needs --offsets-decoder or --transaction-log-decoder")
+    for name in (key_decoder, value_decoder):
+        if name in SCHEMA_DECODER_NAMES:
+            _load_schemas(name, paths)
     options = DumpOptions(
         deep_iteration=deep_iteration,
         print_data=print_data_log or key_decoder is not None or value_decoder is not None,
@@ -142,11 +155,27 @@ def dump_segment(
         value_decoder=value_decoder or "string",
         parser=chosen[0] if chosen else None,
         legacy_format=legacy_format,
+        report=lambda message: err(f"pylogctl: {message}"),
     )
     index_options = IndexDumpOptions(verify_only=verify_index_only,
                                      sanity_check_only=index_sanity_check,
                                      max_message_size=max_message_size)
     guarded_output(lambda: _run(paths, options, index_options, output.value))
+
+
+def _load_schemas(name: str, paths: list[str]) -> None:
+    """The schemas of the dumped segments' log dirs, read now so that a missing library or
+    ``_schemas`` topic is one usage error before any output (the dump reuses them)."""
+    from ..tools.decoders import get_decoder
+
+    told: set[int] = set()
+    for path in paths:
+        if path.endswith(".log"):
+            store = get_decoder(name, [path]).store  # type: ignore[union-attr]
+            if id(store) not in told:
+                told.add(id(store))
+                for note in store.notes:
+                    err(f"pylogctl: {note}")
 
 
 def _from_class(part: str, name: Optional[str], class_name: Optional[str]) -> Optional[str]:

@@ -33,7 +33,16 @@ HELP = (
     "JSON rows have the columns topic, partition, offset, timestamp (ms), timestampType, key, "
     "value, keySize, valueSize, headers, producerId, producerEpoch, sequence, isTransactional, "
     "isControl, partitionLeaderEpoch, codec, magic, segment and position (the batch's byte "
-    "position); keys, values and header values are base64."
+    "position); keys, values and header values are base64, unless --key-decoder or "
+    "--value-decoder decode them (header values stay base64).\n\n"
+    "Table and text output show keys and values by pylogctl's rule for bytes: {rule}. "
+    "--key-decoder/--value-decoder choose otherwise: string (Kafka's StringDecoder: malformed "
+    "UTF-8 as U+FFFD), text (the rule), integer, long, hex, base64, json, and avro, protobuf, "
+    "json-schema (the Confluent wire format: magic byte 0 and a schema id, read with the "
+    "schema of that id in the _schemas topic of the scanned log dirs; schema-registry: "
+    "whichever of the three the schema is; they need pylogctl's schemas extra: fastavro, "
+    "grpcio-tools, jsonschema). A "
+    "key or value a decoder cannot read is one line on stderr and shown by the rule."
 )
 
 
@@ -111,7 +120,20 @@ def make_engine(engine: Engine, paths: list[str], master: Optional[str], split_b
                        split_bytes=split_bytes, replicas=replicas)
 
 
-@app.command("scan", help=HELP, epilog=EXIT_CODES_HELP)
+def decoder_option(flag: str, what: str) -> Any:
+    from ..tools.decoders import DECODER_NAMES
+
+    return typer.Option(None, flag, metavar="NAME", help=f"Decode {what}: "
+                        f"{', '.join(DECODER_NAMES)} (see above).")
+
+
+def _help() -> str:
+    from ..tools.decoders import READABLE_RULE
+
+    return HELP.format(rule=READABLE_RULE)
+
+
+@app.command("scan", help=_help(), epilog=EXIT_CODES_HELP)
 def scan(
     paths: List[str] = paths_argument(),
     engine: Engine = engine_option(),
@@ -141,6 +163,8 @@ def scan(
                                          help="Write the records to a new DIR as parquet:DIR "
                                          "or json:DIR (a part file per split, as Spark "
                                          "writes), instead of printing them."),
+    key_decoder: Optional[str] = decoder_option("--key-decoder", "keys"),
+    value_decoder: Optional[str] = decoder_option("--value-decoder", "values"),
     split_bytes: int = split_bytes_option(),
     all_replicas: bool = typer.Option(False, "--all-replicas",
                                       help="Read every replica of a partition, not one."),
@@ -179,14 +203,35 @@ def scan(
         f = f.narrowed(key=key.encode("utf-8"))
     if grep is not None:
         f = f.narrowed(value_contains=grep.encode("utf-8"))
+    decoders = _decoders(list(paths), key_decoder, value_decoder)
     runner = make_engine(engine, list(paths), master, split_bytes,
                          "all" if all_replicas else "one", remote, conf)
     try:
-        guarded_output(lambda: _run(runner, f, count, target, output.value))
+        guarded_output(lambda: _run(runner, f, count, target, output.value, decoders))
     finally:
         close = getattr(runner, "close", None)
         if close is not None:
             close()
+
+
+def _decoders(paths: list[str], key_decoder: Optional[str], value_decoder: Optional[str]
+              ) -> Optional[tuple[Any, Any]]:
+    """The key and value decoders asked for (None: none asked); the schema decoders read the
+    ``_schemas`` topic of the scanned log dirs now, so a problem is a usage error up front."""
+    if key_decoder is None and value_decoder is None:
+        return None
+    from ..tools.decoders import DECODER_NAMES, get_decoder
+
+    out = []
+    for flag, name in (("--key-decoder", key_decoder), ("--value-decoder", value_decoder)):
+        if name is not None and name not in DECODER_NAMES:
+            raise UsageError(f"Invalid value for {flag}: {name!r} (choose from "
+                             f"{', '.join(DECODER_NAMES)})")
+        decoder = None if name is None else get_decoder(name, paths)
+        for note in getattr(decoder, "notes", ()):
+            err(f"pylogctl: {note}")
+        out.append(decoder)
+    return out[0], out[1]
 
 
 @contextmanager
@@ -216,7 +261,8 @@ def _summary(runner: Any) -> None:
     err(f"pylogctl: {plan.summary()} ({runner.name} engine)")
 
 
-def _run(runner: Any, f: Any, count: bool, target: Any, output: str) -> int:
+def _run(runner: Any, f: Any, count: bool, target: Any, output: str,
+         decoders: Optional[tuple[Any, Any]] = None) -> int:
     from ..formatters.scan_records import scan_json_section, scan_table_section
 
     def size() -> int:  # asked only when a bar is shown
@@ -237,10 +283,15 @@ def _run(runner: Any, f: Any, count: bool, target: Any, output: str) -> int:
         return 0
     with engine_progress(runner, "scanning", size, streaming=True):
         if output in ("table", "text"):
-            section = scan_table_section(runner.rows(f, ("topic", "partition", "offset",
-                                                         "timestamp", "key", "value")))
+            rows = runner.rows(f, ("topic", "partition", "offset", "timestamp", "key", "value"))
         else:
-            section = scan_json_section(runner.rows(f))
+            rows = runner.rows(f)
+        if decoders is not None:
+            from ..tools.decoders import decode_rows
+
+            rows = decode_rows(rows, *decoders, lambda m: err(f"pylogctl: {m}"))
+        section = (scan_table_section(rows) if output in ("table", "text")
+                   else scan_json_section(rows))
         write_listing(output, section)
     _summary(runner)
     return 0

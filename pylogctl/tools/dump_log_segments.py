@@ -25,7 +25,7 @@ from ..format.record_batch import RecordBatch
 from ..storage.file_records import FileRecords
 from ..storage.naming import (BOOTSTRAP_CHECKPOINT, CHECKPOINT_SUFFIX, LOG_SUFFIX,
                               offset_from_file, snapshot_id_from_file)
-from .decoders import ShortDataError, get_decoder
+from .decoders import ShortDataError, ValueDecodeError, decode_or_show, get_decoder, readable
 from .dump_options import DEFAULT_MAX_BYTES, DumpOptions
 from .record_parsers import DecoderAbortError, RecordParser, get_parser
 
@@ -115,8 +115,9 @@ def _dump_batches(dump: LogDump, lines: bool = False) -> Iterator[dict[str, Any]
     opts = dump.options
     deep = opts.deep
     printing = opts.printing
-    key_dec = get_decoder(opts.key_decoder) if printing else None
-    value_dec = get_decoder(opts.value_decoder) if printing else None
+    key_dec = get_decoder(opts.key_decoder, [dump.path]) if printing else None
+    value_dec = get_decoder(opts.value_decoder, [dump.path]) if printing else None
+    report = None if opts.report is None else _reporter(opts.report, dump.path)
     parser = get_parser(opts.parser, opts.legacy_format) if opts.parser else None
     skip = opts.skip_record_metadata
     fast = lines and not deep and _c_batch_lines is not None
@@ -200,7 +201,7 @@ def _dump_batches(dump: LogDump, lines: bool = False) -> Iterator[dict[str, Any]
                                 non_consecutive[last_offset] = off
                             last_offset = off
                             recs.append(record_to_dict(batch, rec, printing, key_dec, value_dec,
-                                                       skip, parser))
+                                                       skip, parser, report))
                         item["records"] = recs
                     valid_bytes += batch.size_in_bytes
                     yield item
@@ -300,9 +301,13 @@ def batch_to_dict(batch: AnyBatch, position: int) -> dict[str, Any]:
     }
 
 
+def _reporter(report: Callable[[str], None], path: str) -> Callable[[str], None]:
+    return lambda message: report(f"{path}: {message}")
+
+
 def record_to_dict(batch: AnyBatch, rec: Record, printing: bool, key_dec, value_dec,
-                   skip_metadata: bool = False,
-                   parser: RecordParser | None = None) -> dict[str, Any]:
+                   skip_metadata: bool = False, parser: RecordParser | None = None,
+                   report: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Per-record metadata (unless skipped), plus decoded key/value/headers when printing.
 
     ``--skip-record-metadata`` drops the metadata from every output format, and control
@@ -332,20 +337,24 @@ def record_to_dict(batch: AnyBatch, rec: Record, printing: bool, key_dec, value_
                 d["value"] = parsed.payload
             return d
         if key_dec is not None and rec.key is not None:
-            d["key"] = _decode(key_dec, rec.key, "key", rec.offset)
+            d["key"] = _decode(key_dec, rec.key, "key", rec.offset, report)
         if value_dec is not None and rec.value is not None:
-            d["value"] = _decode(value_dec, rec.value, "value", rec.offset)
+            d["value"] = _decode(value_dec, rec.value, "value", rec.offset, report)
         if rec.headers and value_dec is not None:
             d["headers"] = [{"key": h.key, "value": None if h.value is None
                              else _header_value(value_dec, h.value)} for h in rec.headers]
     return d
 
 
-def _decode(decoder, raw: bytes, part: str, offset: int) -> Any:
+def _decode(decoder, raw: bytes, part: str, offset: int,
+            report: Callable[[str], None] | None = None) -> Any:
     """``decoder(raw)``; data too short for a fixed-size decoder stops the dump at this record,
     as it kills Kafka's tool (which has printed the record's metadata, not its key or value)."""
+    def told(message: str) -> None:
+        if report is not None:
+            report(f"the {part} of the record at offset {offset}: {message}")
     try:
-        return decoder(raw)
+        return decode_or_show(decoder, raw, told)
     except ShortDataError as exc:
         raise DecoderAbortError(f"Failed to decode the {part} of the record at offset {offset}: "
                                 f"{exc} (kafka-dump-log dies here with "
@@ -359,6 +368,8 @@ def _header_value(value_dec, raw: bytes) -> Any:
         return value_dec(raw)
     except ShortDataError:
         return raw.hex()
+    except ValueDecodeError:  # a schema decoder: headers are not in the wire format
+        return readable(raw)
 
 
 def control_to_dict(rec: Record) -> dict[str, Any]:

@@ -3,7 +3,8 @@ the dump machinery (start-up time: ``pylogctl --help`` must not import the codec
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Callable
 
 DEFAULT_MAX_BYTES = 2**31 - 1
 DEFAULT_MAX_MESSAGE_SIZE = 5 * 1024 * 1024
@@ -21,6 +22,8 @@ class DumpOptions:
     value_decoder: str = "string"
     parser: str | None = None  # a record_parsers.PARSER_NAMES name, e.g. "offsets"
     legacy_format: bool = False
+    # told one line for each key or value a decoder cannot read (it is shown as raw bytes)
+    report: Callable[[str], None] | None = field(default=None, compare=False)
 
     @property
     def printing(self) -> bool:
