@@ -19,6 +19,8 @@ in-step replica.
 Replicas: :mod:`.replica_divergence` compares every broker's copy of a partition against the
 leader's (the best replica, or one to elect), each truncated as a follower would
 (:mod:`.follower_truncation`, OffsetsForLeaderEpoch of KIP-101/279).
+Schemas: :mod:`.schemas_topic` reads a Schema Registry's ``_schemas`` topic as its
+``KafkaStore`` does.
 Nothing here prints; only the appends and :mod:`.delete_records` write: :mod:`.replica_append` appends batches to every
 in-step replica (:mod:`.offsets_append` the groups' records, :mod:`.transaction_abort` the
 markers).

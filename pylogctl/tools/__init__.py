@@ -3,4 +3,8 @@
 ``metadata``: :mod:`.metadata` (the source and the views), :mod:`.metadata_nodes` (Kafka's node
 tree of the image and its leaves' texts), :mod:`.metadata_shell` (kafka-metadata-shell's
 commands and globs), :mod:`.metadata_check` (log dirs against the image).
+
+Keys and values: :mod:`.decoders` (the decoders by name, and the one rule for bytes in text
+output), :mod:`.schema_decoders` (Confluent wire-format Avro, Protobuf and JSON Schema, with
+the schemas of a ``_schemas`` topic).
 """
