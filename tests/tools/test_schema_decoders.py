@@ -153,3 +153,24 @@ def test_a_missing_library_names_the_extra(monkeypatch):
     with pytest.raises(UsageError, match=r"^The avro decoder needs fastavro, which is not "
                        r"installed: pip install 'pylogctl\[schemas\]'$"):
         get_decoder("avro", ["."])
+
+
+def test_avro_logical_types_are_json_ready():
+    import datetime as dt
+    import decimal
+
+    from pylogctl.format.confluent_wire import frame
+
+    schema = {"type": "record", "name": "Paid", "fields": [
+        {"name": "at", "type": {"type": "long", "logicalType": "timestamp-millis"}},
+        {"name": "amount", "type": {"type": "bytes", "logicalType": "decimal", "precision": 9,
+                                    "scale": 2}},
+        {"name": "ref", "type": {"type": "string", "logicalType": "uuid"}}]}
+    store = _store((schema_key("paid", 1), schema_value("paid", 1, 1, json.dumps(schema))))
+    raw = frame(1, avro_bytes(schema, {
+        "at": dt.datetime(2024, 6, 15, 10, 0, tzinfo=dt.timezone.utc),
+        "amount": decimal.Decimal("12.50"), "ref": "6f1b3c3e-5d0a-4c1e-9d55-0e2f8e0a7b11"}))
+    value = schema_decoders.SchemaDecoder("avro", store)(raw)
+    assert value == {"at": "2024-06-15T10:00:00+00:00", "amount": "12.50",
+                     "ref": "6f1b3c3e-5d0a-4c1e-9d55-0e2f8e0a7b11"}
+    json.dumps(value)
