@@ -294,7 +294,7 @@ def test_no_files_is_a_usage_error(cli):
 
 
 def test_unknown_decoder_is_a_usage_error(cli, print_flags_log):
-    res = cli("dump-segment", "--key-decoder", "avro", print_flags_log)
+    res = cli("dump-segment", "--key-decoder", "thrift", print_flags_log)
     assert res.code == 2 and "--key-decoder" in res.err
 
 
