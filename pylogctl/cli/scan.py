@@ -41,8 +41,8 @@ HELP = (
     "json-schema (the Confluent wire format: magic byte 0 and a schema id, read with the "
     "schema of that id in the _schemas topic of the scanned log dirs; schema-registry: "
     "whichever of the three the schema is; they need pylogctl's schemas extra: fastavro, "
-    "grpcio-tools, jsonschema). A "
-    "key or value a decoder cannot read is one line on stderr and shown by the rule."
+    "grpcio-tools, jsonschema). A key or value a decoder cannot read is one line on stderr "
+    "and shown by the rule."
 )
 
 
@@ -227,10 +227,10 @@ def _decoders(paths: list[str], key_decoder: Optional[str], value_decoder: Optio
         if name is not None and name not in DECODER_NAMES:
             raise UsageError(f"Invalid value for {flag}: {name!r} (choose from "
                              f"{', '.join(DECODER_NAMES)})")
-        decoder = None if name is None else get_decoder(name, paths)
-        for note in getattr(decoder, "notes", ()):
-            err(f"pylogctl: {note}")
-        out.append(decoder)
+        out.append(None if name is None else get_decoder(name, paths))
+    # what _schemas held that could not be read (key and value decoders share the store)
+    for note in dict.fromkeys(n for d in out for n in getattr(d, "notes", ())):
+        err(f"pylogctl: {note}")
     return out[0], out[1]
 
 

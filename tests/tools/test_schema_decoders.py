@@ -174,3 +174,11 @@ def test_avro_logical_types_are_json_ready():
     assert value == {"at": "2024-06-15T10:00:00+00:00", "amount": "12.50",
                      "ref": "6f1b3c3e-5d0a-4c1e-9d55-0e2f8e0a7b11"}
     json.dumps(value)
+
+
+def test_records_the_store_cannot_read_are_noted_and_skipped():
+    store = _store((b"not json", b"{}"),
+                   (schema_key("s", 1), b'{"subject":"s","version":1}'))
+    assert store.versions == {}
+    assert store.notes == ["test: a record whose key or value is not JSON, skipped",
+                           "test: a SCHEMA record without its fields ('id'), skipped"]
