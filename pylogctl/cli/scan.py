@@ -180,6 +180,9 @@ def scan(
 
     if count and export:
         raise UsageError("Give at most one of --count and --export")
+    if (count or export) and (key_decoder or value_decoder):
+        raise UsageError("--key-decoder and --value-decoder shape the printed records; "
+                         f"{'--count' if count else '--export'} prints none")
     target = None
     if export is not None:
         from ..pipeline.export import ExportTarget

@@ -71,6 +71,13 @@ def test_scan_rejects_an_unknown_decoder(log_dir):
         "long, hex, base64, json, avro, protobuf, json-schema, schema-registry, none)")
 
 
+def test_decoders_do_not_go_with_count(log_dir):
+    r = run_pylogctl("scan", log_dir, "--count", "--value-decoder", "json")
+    assert (r.returncode, r.stderr.strip()) == (2, "pylogctl: --key-decoder and --value-decoder "
+                                                   "shape the printed records; --count prints "
+                                                   "none")
+
+
 def test_schema_decoders_need_a_schemas_topic(tmp_path):
     (tmp_path / "meta.properties").write_text("version=1\nnode.id=1\n")
     write_partition(tmp_path, "t", [(None, b"\x00\x00\x00\x00\x01")])
