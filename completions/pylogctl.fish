@@ -62,7 +62,7 @@ function __pylogctl_path --description 'The pylogctl subcommand typed so far'
                 set skip 1
             case 'pylogctl delete-records|--offset-json-file' 'pylogctl delete-records|--topic' 'pylogctl delete-records|--partition' 'pylogctl delete-records|--offset' 'pylogctl delete-records|--config' 'pylogctl delete-records|--config-file' 'pylogctl delete-records|--backup-dir' 'pylogctl delete-records|-o' 'pylogctl delete-records|--output'
                 set skip 1
-            case 'pylogctl dump-segment|--files' 'pylogctl dump-segment|--max-bytes' 'pylogctl dump-segment|--key-decoder' 'pylogctl dump-segment|--value-decoder' 'pylogctl dump-segment|--key-decoder-class' 'pylogctl dump-segment|--value-decoder-class' 'pylogctl dump-segment|--max-message-size' 'pylogctl dump-segment|-o' 'pylogctl dump-segment|--output'
+            case 'pylogctl dump-segment|--files' 'pylogctl dump-segment|--max-bytes' 'pylogctl dump-segment|--key-decoder' 'pylogctl dump-segment|--value-decoder' 'pylogctl dump-segment|--key-decoder-class' 'pylogctl dump-segment|--value-decoder-class' 'pylogctl dump-segment|--max-message-size' 'pylogctl dump-segment|--schemas-topic' 'pylogctl dump-segment|-o' 'pylogctl dump-segment|--output'
                 set skip 1
             case 'pylogctl get-offsets|--topic' 'pylogctl get-offsets|--partitions' 'pylogctl get-offsets|--topic-partitions' 'pylogctl get-offsets|--time' 'pylogctl get-offsets|-o' 'pylogctl get-offsets|--output'
                 set skip 1
@@ -114,7 +114,7 @@ function __pylogctl_path --description 'The pylogctl subcommand typed so far'
                 set skip 1
             case 'pylogctl retention|--topic' 'pylogctl retention|--partition' 'pylogctl retention|--config' 'pylogctl retention|--config-file' 'pylogctl retention|--now-ms' 'pylogctl retention|--backup-dir' 'pylogctl retention|-o' 'pylogctl retention|--output'
                 set skip 1
-            case 'pylogctl scan|--engine' 'pylogctl scan|--master' 'pylogctl scan|--remote' 'pylogctl scan|--conf' 'pylogctl scan|--topic' 'pylogctl scan|--partition' 'pylogctl scan|--from-offset' 'pylogctl scan|--to-offset' 'pylogctl scan|--from-time' 'pylogctl scan|--to-time' 'pylogctl scan|--key' 'pylogctl scan|--grep' 'pylogctl scan|--export' 'pylogctl scan|--key-decoder' 'pylogctl scan|--value-decoder' 'pylogctl scan|--split-bytes' 'pylogctl scan|-o' 'pylogctl scan|--output'
+            case 'pylogctl scan|--engine' 'pylogctl scan|--master' 'pylogctl scan|--remote' 'pylogctl scan|--conf' 'pylogctl scan|--topic' 'pylogctl scan|--partition' 'pylogctl scan|--from-offset' 'pylogctl scan|--to-offset' 'pylogctl scan|--from-time' 'pylogctl scan|--to-time' 'pylogctl scan|--key' 'pylogctl scan|--grep' 'pylogctl scan|--export' 'pylogctl scan|--key-decoder' 'pylogctl scan|--value-decoder' 'pylogctl scan|--schemas-topic' 'pylogctl scan|--split-bytes' 'pylogctl scan|-o' 'pylogctl scan|--output'
                 set skip 1
             case 'pylogctl share-groups|--group' 'pylogctl share-groups|-o' 'pylogctl share-groups|--output'
                 set skip 1
@@ -258,6 +258,7 @@ complete -c pylogctl -n '__pylogctl_at pylogctl dump-segment' -l cluster-metadat
 complete -c pylogctl -n '__pylogctl_at pylogctl dump-segment' -l remote-log-metadata-decoder -f -d 'Decode __remote_log_metadata (tiered storage) records, printed as Kafka 4.4 prints them (the Java objects\' toString()).'
 complete -c pylogctl -n '__pylogctl_at pylogctl dump-segment' -l share-group-state-decoder -f -d 'Decode __share_group_state records (share-group delivery state, KIP-932) as Kafka 4.4\'s JSON.'
 complete -c pylogctl -n '__pylogctl_at pylogctl dump-segment' -l legacy-format -f -d 'With --offsets-decoder: the strings of Kafka <=3.7 (as 3.7.2 prints them) instead of 3.8+\'s JSON; with --transaction-log-decoder: the strings of Kafka <=3.9 (as 3.9.1 prints them) instead of 4.0+\'s JSON.'
+complete -c pylogctl -n '__pylogctl_at pylogctl dump-segment' -l schemas-topic -r -f -d 'Where the schema decoders find the schemas: Schema Registry\'s kafkastore.topic. [default: _schemas]'
 complete -c pylogctl -n '__pylogctl_at pylogctl dump-segment' -s o -l output -r -f -a 'text table json ndjson yaml' -d 'text: kafka-dump-log\'s exact lines; table (a row per batch or entry, a rich table on a terminal); json; ndjson (one batch per line); yaml. [default: text]'
 complete -c pylogctl -n '__pylogctl_at pylogctl dump-segment' -s h -l help -f -d 'Show this message and exit.'
 complete -c pylogctl -n '__pylogctl_at pylogctl dump-segment' -F
@@ -375,6 +376,7 @@ complete -c pylogctl -n '__pylogctl_at pylogctl scan' -l count -f -d 'Print only
 complete -c pylogctl -n '__pylogctl_at pylogctl scan' -l export -r -f -a '(__fish_complete_directories (commandline -ct))' -d 'Write the records to a new DIR as parquet:DIR or json:DIR (a part file per split, as Spark writes), instead of printing them.'
 complete -c pylogctl -n '__pylogctl_at pylogctl scan' -l key-decoder -r -f -d 'Decode keys: string, text, integer, long, hex, base64, json, avro, protobuf, json-schema, schema-registry, none (see above).'
 complete -c pylogctl -n '__pylogctl_at pylogctl scan' -l value-decoder -r -f -d 'Decode values: string, text, integer, long, hex, base64, json, avro, protobuf, json-schema, schema-registry, none (see above).'
+complete -c pylogctl -n '__pylogctl_at pylogctl scan' -l schemas-topic -r -f -d 'Where the schema decoders find the schemas: Schema Registry\'s kafkastore.topic. [default: _schemas]'
 complete -c pylogctl -n '__pylogctl_at pylogctl scan' -l split-bytes -r -f -d 'Read segments larger than N bytes in several parts, cut at offset-index positions. [default: 134217728]'
 complete -c pylogctl -n '__pylogctl_at pylogctl scan' -l all-replicas -f -d 'Read every replica of a partition, not one.'
 complete -c pylogctl -n '__pylogctl_at pylogctl scan' -s o -l output -r -f -a 'text table json ndjson yaml' -d 'table (TOPIC PARTITION OFFSET TIMESTAMP KEY VALUE; a rich table on a terminal, plain columns when piped); text (those plain columns, always); json (an array of rows); ndjson (a row per line); yaml (a sequence of rows). [default: table]'

@@ -30,10 +30,10 @@ DECODERS_HELP = (
     "Decoders: string is Kafka's StringDecoder (malformed UTF-8 as U+FFFD, as kafka-dump-log "
     f"prints it); text is pylogctl's rule for bytes, that scan uses too: {READABLE_RULE}. "
     "avro, protobuf and json-schema read values in the Confluent wire format (magic byte 0, "
-    "a schema id) with the schema of that id in the _schemas topic of the dumped segment's "
-    "log dir (schema-registry: whichever of the three the schema is); a value they cannot "
-    "read is one line on stderr and shown as text shows it. They need pylogctl's schemas extra "
-    "(fastavro, grpcio-tools, jsonschema).")
+    "a schema id) with the schema of that id in the _schemas topic (--schemas-topic) of the "
+    "dumped segment's log dir (schema-registry: whichever of the three the schema is); a "
+    "value they cannot read is one line on stderr and shown as text shows it. They need "
+    "pylogctl's schemas extra (fastavro, grpcio-tools, jsonschema).")
 
 
 # kafka-dump-log's spelling: a Kafka decoder class, its value optional (StringDecoder, given
@@ -116,6 +116,9 @@ def dump_segment(
                                        "<=3.7 (as 3.7.2 prints them) instead of 3.8+'s JSON; "
                                        "with --transaction-log-decoder: the strings of Kafka "
                                        "<=3.9 (as 3.9.1 prints them) instead of 4.0+'s JSON."),
+    schemas_topic: str = typer.Option("_schemas", "--schemas-topic", metavar="TOPIC",
+                                      help="Where the schema decoders find the schemas: "
+                                      "Schema Registry's kafkastore.topic."),
     output: OutputFormat = typer.Option(OutputFormat.text, "--output", "-o",
                                         help="text: kafka-dump-log's exact lines; table (a row "
                                         "per batch or entry, a rich table on a terminal); "
@@ -145,7 +148,7 @@ def dump_segment(
         raise UsageError("--legacy-format needs --offsets-decoder or --transaction-log-decoder")
     for name in (key_decoder, value_decoder):
         if name in SCHEMA_DECODER_NAMES:
-            _load_schemas(name, paths)
+            _load_schemas(name, paths, schemas_topic)
     options = DumpOptions(
         deep_iteration=deep_iteration,
         print_data=print_data_log or key_decoder is not None or value_decoder is not None,
@@ -155,6 +158,7 @@ def dump_segment(
         value_decoder=value_decoder or "string",
         parser=chosen[0] if chosen else None,
         legacy_format=legacy_format,
+        schemas_topic=schemas_topic,
         report=lambda message: err(f"pylogctl: {message}"),
     )
     index_options = IndexDumpOptions(verify_only=verify_index_only,
@@ -163,7 +167,7 @@ def dump_segment(
     guarded_output(lambda: _run(paths, options, index_options, output.value))
 
 
-def _load_schemas(name: str, paths: list[str]) -> None:
+def _load_schemas(name: str, paths: list[str], topic: str) -> None:
     """The schemas of the dumped segments' log dirs, read now so that a missing library or
     ``_schemas`` topic is one usage error before any output (the dump reuses them)."""
     from ..tools.decoders import get_decoder
@@ -171,7 +175,7 @@ def _load_schemas(name: str, paths: list[str]) -> None:
     told: set[int] = set()
     for path in paths:
         if path.endswith(".log"):
-            store = get_decoder(name, [path]).store  # type: ignore[union-attr]
+            store = get_decoder(name, [path], topic).store  # type: ignore[union-attr]
             if id(store) not in told:
                 told.add(id(store))
                 for note in store.notes:

@@ -39,10 +39,10 @@ HELP = (
     "--key-decoder/--value-decoder choose otherwise: string (Kafka's StringDecoder: malformed "
     "UTF-8 as U+FFFD), text (the rule), integer, long, hex, base64, json, and avro, protobuf, "
     "json-schema (the Confluent wire format: magic byte 0 and a schema id, read with the "
-    "schema of that id in the _schemas topic of the scanned log dirs; schema-registry: "
-    "whichever of the three the schema is; they need pylogctl's schemas extra: fastavro, "
-    "grpcio-tools, jsonschema). A key or value a decoder cannot read is one line on stderr "
-    "and shown by the rule."
+    "schema of that id in the _schemas topic (--schemas-topic) of the scanned log dirs; "
+    "schema-registry: whichever of the three the schema is; they need pylogctl's schemas "
+    "extra: fastavro, grpcio-tools, jsonschema). A key or value a decoder cannot read is one "
+    "line on stderr and shown by the rule."
 )
 
 
@@ -127,6 +127,12 @@ def decoder_option(flag: str, what: str) -> Any:
                         f"{', '.join(DECODER_NAMES)} (see above).")
 
 
+def schemas_topic_option() -> Any:
+    return typer.Option("_schemas", "--schemas-topic", metavar="TOPIC",
+                        help="Where the schema decoders find the schemas: Schema Registry's "
+                        "kafkastore.topic.")
+
+
 def _help() -> str:
     from ..tools.decoders import READABLE_RULE
 
@@ -165,6 +171,7 @@ def scan(
                                          "writes), instead of printing them."),
     key_decoder: Optional[str] = decoder_option("--key-decoder", "keys"),
     value_decoder: Optional[str] = decoder_option("--value-decoder", "values"),
+    schemas_topic: str = schemas_topic_option(),
     split_bytes: int = split_bytes_option(),
     all_replicas: bool = typer.Option(False, "--all-replicas",
                                       help="Read every replica of a partition, not one."),
@@ -206,7 +213,7 @@ def scan(
         f = f.narrowed(key=key.encode("utf-8"))
     if grep is not None:
         f = f.narrowed(value_contains=grep.encode("utf-8"))
-    decoders = _decoders(list(paths), key_decoder, value_decoder)
+    decoders = _decoders(list(paths), key_decoder, value_decoder, schemas_topic)
     runner = make_engine(engine, list(paths), master, split_bytes,
                          "all" if all_replicas else "one", remote, conf)
     try:
@@ -217,8 +224,8 @@ def scan(
             close()
 
 
-def _decoders(paths: list[str], key_decoder: Optional[str], value_decoder: Optional[str]
-              ) -> Optional[tuple[Any, Any]]:
+def _decoders(paths: list[str], key_decoder: Optional[str], value_decoder: Optional[str],
+              schemas_topic: str = "_schemas") -> Optional[tuple[Any, Any]]:
     """The key and value decoders asked for (None: none asked); the schema decoders read the
     ``_schemas`` topic of the scanned log dirs now, so a problem is a usage error up front."""
     if key_decoder is None and value_decoder is None:
@@ -230,7 +237,7 @@ def _decoders(paths: list[str], key_decoder: Optional[str], value_decoder: Optio
         if name is not None and name not in DECODER_NAMES:
             raise UsageError(f"Invalid value for {flag}: {name!r} (choose from "
                              f"{', '.join(DECODER_NAMES)})")
-        out.append(None if name is None else get_decoder(name, paths))
+        out.append(None if name is None else get_decoder(name, paths, schemas_topic))
     # what _schemas held that could not be read (key and value decoders share the store)
     for note in dict.fromkeys(n for d in out for n in getattr(d, "notes", ())):
         err(f"pylogctl: {note}")

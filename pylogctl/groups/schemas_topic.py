@@ -64,7 +64,8 @@ class SchemaStore:
 
     versions: dict[tuple[str, int], RegisteredSchema] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
-    found: bool = True  # False when the log dirs hold no _schemas partition
+    found: bool = True  # False when the log dirs hold no partition of the topic
+    topic: str = TOPIC
     hard_deleted: set[int] = field(default_factory=set)  # ids whose versions were tombstoned
 
     def get(self, schema_id: int) -> RegisteredSchema | None:
@@ -124,7 +125,7 @@ def _replace_deleted(s: RegisteredSchema) -> RegisteredSchema:
 def load_schemas(log_dirs: LogDirs, topic: str = TOPIC) -> SchemaStore:
     """The schemas in ``topic`` of ``log_dirs`` (each partition from its chosen replica; a
     corrupt batch ends that partition's reading, with a note)."""
-    store = SchemaStore()
+    store = SchemaStore(topic=topic)
     partitions = log_dirs.partitions(topic)
     store.found = bool(partitions)
     for partition in partitions:
@@ -158,8 +159,8 @@ def log_dirs_holding(paths: Iterable[str | os.PathLike[str]]) -> LogDirs:
     found: list[str] = []
     for p in map(os.fspath, paths):
         if "://" in p:
-            raise UsageError(f"The schema decoders read {TOPIC} from local log dirs; {p} is "
-                             f"not one")
+            raise UsageError(f"The schema decoders read their schemas from local log dirs; "
+                             f"{p} is not one")
         path = os.path.abspath(p)
         if os.path.isfile(path):
             path = os.path.dirname(os.path.dirname(path))
@@ -168,6 +169,6 @@ def log_dirs_holding(paths: Iterable[str | os.PathLike[str]]) -> LogDirs:
         if os.path.isdir(path) and (is_log_dir(path) or child_log_dirs(path)):
             found.append(path)
     if not found:
-        raise UsageError(f"The schema decoders need the log dirs that hold {TOPIC}: none of "
+        raise UsageError(f"The schema decoders need the log dirs that hold the schemas: none of "
                          f"{', '.join(map(os.fspath, paths))} is in one")
     return LogDirs(list(dict.fromkeys(found)))

@@ -152,14 +152,15 @@ _DECODERS: dict[str, Decoder | None] = {
 }
 
 
-def get_decoder(name: str, log_dirs: Any = None) -> Decoder | None:
+def get_decoder(name: str, log_dirs: Any = None, schemas_topic: str = "_schemas"
+                ) -> Decoder | None:
     """The decoder called ``name``; None for ``none`` (the part is not shown). The schema
-    decoders read their schemas from the ``_schemas`` topic of ``log_dirs`` (a
+    decoders read their schemas from ``schemas_topic`` in ``log_dirs`` (a
     :class:`~pylogctl.groups.replicas.LogDirs`, or paths inside log dirs)."""
     if name in SCHEMA_DECODER_NAMES:
         from .schema_decoders import schema_decoder
 
-        return schema_decoder(name, log_dirs)
+        return schema_decoder(name, log_dirs, schemas_topic)
     try:
         return _DECODERS[name]
     except KeyError:

@@ -22,6 +22,7 @@ class DumpOptions:
     value_decoder: str = "string"
     parser: str | None = None  # a record_parsers.PARSER_NAMES name, e.g. "offsets"
     legacy_format: bool = False
+    schemas_topic: str = "_schemas"  # where the schema decoders find Schema Registry's schemas
     # told one line for each key or value a decoder cannot read (it is shown as raw bytes)
     report: Callable[[str], None] | None = field(default=None, compare=False)
 

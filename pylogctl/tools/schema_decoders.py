@@ -42,16 +42,17 @@ _LIBRARIES = {"avro": ("fastavro",), "protobuf": ("google.protobuf", "grpc_tools
 EXTRA = "pip install 'pylogctl[schemas]'"
 
 
-def schema_decoder(name: str, log_dirs: Any) -> Callable[[bytes], Any]:
-    """The decoder ``name`` over the schemas of ``log_dirs`` (a LogDirs, or paths in log dirs)."""
+def schema_decoder(name: str, log_dirs: Any, topic: str = TOPIC) -> Callable[[bytes], Any]:
+    """The decoder ``name`` over the schemas in ``topic`` (the registry's kafkastore.topic) of
+    ``log_dirs`` (a LogDirs, or paths in log dirs)."""
     _require(name)
     if log_dirs is None:
-        raise UsageError(f"The {name} decoder needs the log dirs that hold {TOPIC}")
+        raise UsageError(f"The {name} decoder needs the log dirs that hold {topic}")
     if not isinstance(log_dirs, LogDirs):
         log_dirs = log_dirs_holding(log_dirs)
-    store = _store(tuple(d.path for d in log_dirs.log_dirs), log_dirs)
+    store = _store((topic, *(d.path for d in log_dirs.log_dirs)), log_dirs, topic)
     if not store.found:
-        raise UsageError(f"The {name} decoder reads schemas from the {TOPIC} topic, which "
+        raise UsageError(f"The {name} decoder reads schemas from the {topic} topic, which "
                          f"{', '.join(d.path for d in log_dirs.log_dirs)} do not hold")
     return SchemaDecoder(name, store)
 
@@ -68,10 +69,10 @@ def _require(name: str) -> None:
 _STORES: dict[tuple[str, ...], SchemaStore] = {}
 
 
-def _store(key: tuple[str, ...], log_dirs: LogDirs) -> SchemaStore:
+def _store(key: tuple[str, ...], log_dirs: LogDirs, topic: str) -> SchemaStore:
     """The store of these log dirs, loaded once (key and value decoders share it)."""
     if key not in _STORES:
-        _STORES[key] = load_schemas(log_dirs)
+        _STORES[key] = load_schemas(log_dirs, topic)
     return _STORES[key]
 
 
@@ -101,7 +102,7 @@ class SchemaDecoder:
             if schema is None:
                 how = (" (its versions were hard-deleted)" if sid in self.store.hard_deleted
                        else "")
-                raise ValueDecodeError(f"schema id {sid} is not in {TOPIC}{how}")
+                raise ValueDecodeError(f"schema id {sid} is not in {self.store.topic}{how}")
             if self.schema_type not in (None, schema.schema_type):
                 raise ValueDecodeError(f"schema id {sid} ({schema.subject} version "
                                        f"{schema.version}) is {schema.schema_type}, not "
@@ -141,7 +142,7 @@ def _references(schema: RegisteredSchema, store: SchemaStore,
         target = store.version(ref.subject, ref.version)
         if target is None:
             raise ValueDecodeError(f"schema id {schema.id} references {ref.subject} version "
-                                   f"{ref.version}, which is not in {TOPIC}")
+                                   f"{ref.version}, which is not in {store.topic}")
         _references(target, store, seen)
         seen[ref.name] = target
     return seen

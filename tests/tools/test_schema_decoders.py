@@ -182,3 +182,11 @@ def test_records_the_store_cannot_read_are_noted_and_skipped():
     assert store.versions == {}
     assert store.notes == ["test: a record whose key or value is not JSON, skipped",
                            "test: a SCHEMA record without its fields ('id'), skipped"]
+
+
+def test_a_registry_with_another_kafkastore_topic(tmp_path, values):
+    log_dir = build_registry_log_dir(tmp_path)
+    (log_dir / "_schemas-0").rename(log_dir / "_schemas_dev-0")
+    assert get_decoder("avro", [str(log_dir)], "_schemas_dev")(values[0]) == ORDER
+    with pytest.raises(ValueDecodeError, match="^schema id 99 is not in _schemas_dev$"):
+        get_decoder("avro", [str(log_dir)], "_schemas_dev")(values[4])
