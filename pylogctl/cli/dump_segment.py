@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Callable, Iterator, List, Optional
 import typer
 
 from ..errors import ExitCode, PylogctlError, UsageError
-from ..tools.decoders import DECODER_NAMES, READABLE_RULE, SCHEMA_DECODER_NAMES, decoder_for_class
+from ..tools.decoders import (DECODER_NAMES, READABLE_RULE, SCHEMA_DECODER_NAMES, SCHEMAS_TOPIC,
+                              decoder_for_class)
 from ..tools.dump_options import (DEFAULT_MAX_BYTES, DEFAULT_MAX_MESSAGE_SIZE, DumpOptions,
                                   IndexDumpOptions)
 from .app import EXIT_CODES_HELP, app
@@ -116,7 +117,7 @@ def dump_segment(
                                        "<=3.7 (as 3.7.2 prints them) instead of 3.8+'s JSON; "
                                        "with --transaction-log-decoder: the strings of Kafka "
                                        "<=3.9 (as 3.9.1 prints them) instead of 4.0+'s JSON."),
-    schemas_topic: str = typer.Option("_schemas", "--schemas-topic", metavar="TOPIC",
+    schemas_topic: str = typer.Option(SCHEMAS_TOPIC, "--schemas-topic", metavar="TOPIC",
                                       help="Where the schema decoders find the schemas: "
                                       "Schema Registry's kafkastore.topic."),
     output: OutputFormat = typer.Option(OutputFormat.text, "--output", "-o",

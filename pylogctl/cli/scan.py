@@ -128,7 +128,9 @@ def decoder_option(flag: str, what: str) -> Any:
 
 
 def schemas_topic_option() -> Any:
-    return typer.Option("_schemas", "--schemas-topic", metavar="TOPIC",
+    from ..tools.decoders import SCHEMAS_TOPIC
+
+    return typer.Option(SCHEMAS_TOPIC, "--schemas-topic", metavar="TOPIC",
                         help="Where the schema decoders find the schemas: Schema Registry's "
                         "kafkastore.topic.")
 
@@ -225,7 +227,7 @@ def scan(
 
 
 def _decoders(paths: list[str], key_decoder: Optional[str], value_decoder: Optional[str],
-              schemas_topic: str = "_schemas") -> Optional[tuple[Any, Any]]:
+              schemas_topic: str) -> Optional[tuple[Any, Any]]:
     """The key and value decoders asked for (None: none asked); the schema decoders read the
     ``_schemas`` topic of the scanned log dirs now, so a problem is a usage error up front."""
     if key_decoder is None and value_decoder is None:

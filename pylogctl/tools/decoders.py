@@ -29,6 +29,9 @@ from typing import Any, Callable, Iterable, Iterator
 
 from ..format.java_string import java_utf8
 
+# where the schema decoders look by default: Schema Registry's default kafkastore.topic (the
+# same name as groups.schemas_topic.TOPIC, kept here for the command line's light imports)
+SCHEMAS_TOPIC = "_schemas"
 SCHEMA_DECODER_NAMES = ("avro", "protobuf", "json-schema", "schema-registry")
 DECODER_NAMES = ("string", "text", "integer", "long", "hex", "base64", "json",
                  *SCHEMA_DECODER_NAMES, "none")
@@ -152,7 +155,7 @@ _DECODERS: dict[str, Decoder | None] = {
 }
 
 
-def get_decoder(name: str, log_dirs: Any = None, schemas_topic: str = "_schemas"
+def get_decoder(name: str, log_dirs: Any = None, schemas_topic: str = SCHEMAS_TOPIC
                 ) -> Decoder | None:
     """The decoder called ``name``; None for ``none`` (the part is not shown). The schema
     decoders read their schemas from ``schemas_topic`` in ``log_dirs`` (a

@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
+from .decoders import SCHEMAS_TOPIC
+
 DEFAULT_MAX_BYTES = 2**31 - 1
 DEFAULT_MAX_MESSAGE_SIZE = 5 * 1024 * 1024
 
@@ -22,7 +24,7 @@ class DumpOptions:
     value_decoder: str = "string"
     parser: str | None = None  # a record_parsers.PARSER_NAMES name, e.g. "offsets"
     legacy_format: bool = False
-    schemas_topic: str = "_schemas"  # where the schema decoders find Schema Registry's schemas
+    schemas_topic: str = SCHEMAS_TOPIC  # where the schema decoders find the registry's schemas
     # told one line for each key or value a decoder cannot read (it is shown as raw bytes)
     report: Callable[[str], None] | None = field(default=None, compare=False)
 
