@@ -200,6 +200,26 @@ class S3Server:
             list(pool.map(put, files))
         return f"s3://{bucket}/{prefix}"
 
+    def seed(self, bucket: str, prefix: str, write) -> str:
+        """``write(folder)`` writes a tree straight into the server's storage of
+        ``s3://bucket/prefix/``, each file given the attributes s3proxy's ``filesystem-nio2``
+        provider keeps beside an object it stored (its MD5, content type, storage tier);
+        returns that URL. For fleets of tens of thousands of tiny objects, where PUTs (three
+        requests each through pyarrow's multipart writer) would take minutes; everything is
+        read back through the S3 API."""
+        import hashlib
+
+        folder = self.root / "objects" / bucket / prefix
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        write(folder)
+        for path in folder.rglob("*"):
+            if path.is_file():
+                os.setxattr(path, "user.user.content-md5",
+                            hashlib.md5(path.read_bytes()).digest())
+                os.setxattr(path, "user.user.content-type", b"application/octet-stream")
+                os.setxattr(path, "user.user.storage-tier", b"STANDARD")
+        return f"s3://{bucket}/{prefix}"
+
     def stop(self) -> None:
         if self.proxy is not None:
             self.proxy.close()

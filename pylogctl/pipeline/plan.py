@@ -321,7 +321,7 @@ def plan_scan(paths: list[str] | str, scan_filter: ScanFilter = ScanFilter(), *,
     if split_bytes < 1:
         raise UsageError(f"split size must be positive, not {split_bytes}")
     notes: list[str] = []
-    paths = [_readable_path(os.fspath(p)) for p in paths]
+    paths = [_readable_path(os.fspath(p), replicas) for p in paths]
     entries, log_dirs = _partition_entries(paths)
     entries = _choose_replicas(entries, replicas, notes)
     entries.sort(key=lambda item: (item[1].topic, item[1].partition))
@@ -376,10 +376,12 @@ def readable_path(path: str | os.PathLike[str]) -> str:
     return path if filesystems.is_url(path) else os.path.abspath(path)
 
 
-def _readable_path(path: str) -> str:
+def _readable_path(path: str, replicas: str) -> str:
     """A local path for planning: a URL's sparse mirror (segments stay in the store and are
-    read by ranges; ``__consumer_offsets`` is fetched whole for ``stats``' lag)."""
+    read by ranges; ``__consumer_offsets`` is fetched whole for ``stats``' lag; the files that
+    choose among replicas only when choosing)."""
     path = filesystems.local_path(path)
     if not filesystems.is_url(path):
         return path
-    return remote_mirror.mirror(path, "sparse", MIRRORED_TOPICS).path
+    return remote_mirror.mirror(path, "sparse", MIRRORED_TOPICS,
+                                replica_files=replicas != "all").path

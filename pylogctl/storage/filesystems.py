@@ -2,9 +2,9 @@
 
 A path given to a reading command may be a URL: ``s3://bucket/prefix``, ``gs://``
 (``gcs://``), ``abfs://`` (``abfss://``), ``hdfs://`` (``viewfs://``), or ``file://`` (a local
-path, read as any other). Everything remote goes through :func:`list_tree` (one recursive
-listing per prefix, not one request per file) and :func:`read_range` / :func:`read_whole`
-(ranged GETs), so the rest of pylogctl never touches a store's client.
+path, read as any other). Everything remote goes through :func:`list_tree` (recursive
+listings of a few prefixes at once, not one request per file) and :func:`read_range` /
+:func:`read_whole` (ranged GETs), so the rest of pylogctl never touches a store's client.
 
 Credentials and endpoints come only from each store's standard environment and config files,
 never from pylogctl options: for S3 the AWS SDK's chain (``AWS_ACCESS_KEY_ID``,
@@ -28,6 +28,7 @@ from __future__ import annotations
 import configparser
 import os
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import unquote, urlparse
 
 from ..errors import FileUnreadableError, UsageError
@@ -35,6 +36,8 @@ from ..errors import FileUnreadableError, UsageError
 REMOTE_SCHEMES = ("s3", "gs", "gcs", "abfs", "abfss", "hdfs", "viewfs")
 _fs_cache: dict[tuple[str, str], object] = {}
 _lock = threading.Lock()
+SPLIT_PREFIXES = 256  # at most this many top-level folders are listed one by one
+PARALLEL_LISTINGS = 16
 
 
 def is_url(path: object) -> bool:
@@ -123,15 +126,37 @@ def _reason(exc: BaseException) -> str:
 
 
 def list_tree(url: str) -> dict[str, int]:
-    """Every file below ``url``: relative path -> size, from one recursive listing."""
+    """Every file below ``url``: relative path -> size.
+
+    One listing of the top level, then, when it holds only folders, at most
+    :data:`SPLIT_PREFIXES` of them (a copied cluster: one per broker's log dir), one
+    recursive listing per folder, in parallel; else (a log dir: its own files and its
+    partition dirs) one recursive listing of ``url``. A
+    recursive listing costs a request per 1,000 keys; a store's listing of a prefix also
+    takes time that grows with the keys under it (s3proxy reads them all for each page), so
+    several smaller prefixes listed at once beat one large one."""
     import pyarrow.fs as pafs
 
     fs, root = _filesystem(url)
-    try:
-        infos = fs.get_file_info(pafs.FileSelector(root, recursive=True, allow_not_found=True))
-    except (OSError, ValueError) as exc:
-        raise FileUnreadableError(f"Cannot list {url}: {_reason(exc)}", path=url) from None
     prefix = root.rstrip("/") + "/"
+
+    def listing(path: str, recursive: bool) -> list:
+        try:
+            return fs.get_file_info(pafs.FileSelector(path, recursive=recursive,
+                                                      allow_not_found=True))
+        except (OSError, ValueError) as exc:
+            raise FileUnreadableError(f"Cannot list {url}: {_reason(exc)}",
+                                      path=url) from None
+
+    top = listing(root, False)
+    folders = [i.path for i in top if i.type == pafs.FileType.Directory]
+    if len(folders) > SPLIT_PREFIXES or len(folders) < len(top):
+        infos = listing(root, True)
+    else:
+        infos = [i for i in top if i.type == pafs.FileType.File]
+        with ThreadPoolExecutor(min(PARALLEL_LISTINGS, len(folders)) or 1) as pool:
+            for found in pool.map(lambda path: listing(path, True), folders):
+                infos += found
     files = {i.path[len(prefix):]: i.size for i in infos
              if i.type == pafs.FileType.File and i.path.startswith(prefix)}
     if not files:

@@ -16,7 +16,8 @@ their bytes stay in the store, and the planner reads an index through :func:`rea
 only when a split needs it. Fetched whole are the log dirs' own files (``meta.properties``,
 checkpoints), the partitions of the topics in ``full_topics``, and, for a partition found in
 several log dirs, its files but the earlier segments (choosing among replicas reads their
-leader epochs and log ends). So planning a fleet of thousands of partitions costs its
+leader epochs and log ends; with ``replica_files=False``, for a plan reading every replica,
+those stay in the store too). So planning a fleet of thousands of partitions costs its
 listings, not a request per file.
 
 A URL naming one file mirrors that file and the other files of its segment (same base name:
@@ -39,7 +40,7 @@ from .naming import LOG_SUFFIX, parse_partition_dir_name
 MODES = ("all", "lazy", "sparse")
 LAZY_SUFFIXES = (".log", ".index", ".timeindex")
 _PARALLEL = 16
-_mirrors: dict[tuple[str, str, frozenset[str]], "Mirror"] = {}
+_mirrors: dict[tuple[str, str, frozenset[str], bool], "Mirror"] = {}
 _scratch: list[str] = []
 _lazy: list["Mirror"] = []  # the lazy mirrors, whose placeholders are fetched when opened
 
@@ -73,14 +74,20 @@ def _scratch_dir() -> str:
     return _scratch[0]
 
 
-def _left_remote(files: dict[str, int], full_topics: frozenset[str]) -> set[str]:
+def _left_remote(files: dict[str, int], full_topics: frozenset[str],
+                 replica_files: bool = True) -> set[str]:
     """The files of a sparse mirror that stay in the store: those inside partition dirs,
-    except for the topics asked for whole and, where several log dirs hold a partition, all
-    but the earlier segments (its checkpoints, indexes and last segment make its log end)."""
+    except for the topics asked for whole and, where several log dirs hold a partition and
+    ``replica_files`` asks, all but the earlier segments (its checkpoints, indexes and last
+    segment make its log end)."""
+    # a partition dir holds no folders: a log dir named like one (kafka-logs-1) keeps its files
+    holders = {"/".join(rel.split("/")[:i]) for rel in files
+               for i in range(1, rel.count("/"))}
     by_folder: dict[str, list[str]] = {}
     for rel in files:
         parts = rel.split("/")
-        if len(parts) >= 2 and parse_partition_dir_name(parts[-2]) is not None:
+        if len(parts) >= 2 and parse_partition_dir_name(parts[-2]) is not None \
+                and rel.rsplit("/", 1)[0] not in holders:
             by_folder.setdefault(rel.rsplit("/", 1)[0], []).append(rel)
     copies: dict[str, int] = {}  # partition dir name -> log dirs holding it
     for folder in by_folder:
@@ -91,7 +98,7 @@ def _left_remote(files: dict[str, int], full_topics: frozenset[str]) -> set[str]
         name = folder.rsplit("/", 1)[-1]
         if parse_partition_dir_name(name).topic in full_topics:
             continue
-        if copies[name] == 1:
+        if copies[name] == 1 or not replica_files:
             remote.update(rels)
             continue
         logs = [r for r in rels if r.endswith(LOG_SUFFIX)]
@@ -126,9 +133,10 @@ def read_through(path: str) -> bytes | None:
     return None
 
 
-def mirror(url: str, mode: str = "all", full_topics: frozenset[str] = frozenset()) -> Mirror:
+def mirror(url: str, mode: str = "all", full_topics: frozenset[str] = frozenset(),
+           replica_files: bool = True) -> Mirror:
     """The local mirror of ``url`` (made once per process and mode)."""
-    key = (url.rstrip("/"), mode, full_topics)
+    key = (url.rstrip("/"), mode, full_topics, replica_files)
     if key in _mirrors:
         return _mirrors[key]
     url = key[0]
@@ -146,7 +154,7 @@ def mirror(url: str, mode: str = "all", full_topics: frozenset[str] = frozenset(
         base = url
         result = Mirror(url, root, files, root)
     if mode == "sparse":
-        remote = _left_remote(files, full_topics)
+        remote = _left_remote(files, full_topics, replica_files)
     elif mode == "lazy":
         remote = {r for r in _left_remote(files, frozenset())
                   if r.endswith(LAZY_SUFFIXES)}

@@ -69,3 +69,44 @@ def test_choosing_one_replica_lists_each_partition_dir_at_most_twice(fleet, call
     assert len(plan.splits) == unique
     assert max(calls["scandir"][p] for p in parts) <= 2
     assert sum(calls["scandir"][p] for p in parts) <= len(parts) + unique
+
+
+# -- the same fleet in a bucket: requests counted by the S3 server's counting proxy --------------
+
+S3_BROKERS, S3_PARTITIONS = 2, 334  # every partition on both: 1,003 keys per log dir, 2 pages
+
+
+@pytest.fixture(scope="module")
+def s3_fleet(s3_server) -> str:
+    from s3_server import BUCKET
+
+    return s3_server.seed(BUCKET, "plan-scale",
+                          lambda folder: write_fleet(folder, S3_BROKERS, S3_PARTITIONS, 2))
+
+
+def listing_requests() -> int:
+    """The top level, then each log dir recursively, 1,000 keys a page."""
+    keys = 3 * S3_PARTITIONS + 1  # a segment and its two indexes per partition dir, the meta
+    return 1 + S3_BROKERS * -(-keys // 1000)
+
+
+def test_planning_every_replica_from_a_bucket_costs_its_listings_and_the_log_dirs_files(
+        s3_server, s3_fleet):
+    s3_server.proxy.reset()
+    plan = plan_scan([s3_fleet], replicas="all")
+    assert len(plan.splits) == S3_BROKERS * S3_PARTITIONS
+    # the listings and each log dir's meta.properties (a HEAD for its size, a GET): nothing
+    # per partition dir
+    assert s3_server.proxy.requests == {"GET": listing_requests() + S3_BROKERS,
+                                        "HEAD": S3_BROKERS}
+
+
+def test_choosing_one_replica_from_a_bucket_reads_each_copy_s_log_end_once(s3_server, s3_fleet):
+    s3_server.proxy.reset()
+    plan = plan_scan([s3_fleet])
+    assert len(plan.splits) == S3_PARTITIONS
+    # and per copy of a partition held by several log dirs, its last segment (a HEAD, a GET):
+    # what decides among replicas; its empty indexes cost nothing
+    copies = S3_BROKERS * S3_PARTITIONS
+    assert s3_server.proxy.requests == {"GET": listing_requests() + S3_BROKERS + copies,
+                                        "HEAD": S3_BROKERS + copies}

@@ -23,12 +23,23 @@ def test_urls_and_local_paths():
         filesystems.local_path("file://otherhost/x")
 
 
-def test_a_tree_is_listed_with_one_request_and_its_sizes(s3_server, s3_corpus, corpus):
-    url = s3_corpus["kraft3-cluster"]
+def test_a_tree_of_log_dirs_is_listed_one_log_dir_a_request_with_its_sizes(
+        s3_server, s3_corpus, corpus):
+    url = s3_corpus["kraft3-cluster"]  # three brokers' log dirs
     s3_server.proxy.reset()
     files = filesystems.list_tree(url)
-    assert s3_server.proxy.requests == {"GET": 1}
+    assert s3_server.proxy.requests == {"GET": 1 + 3}  # the top level, then each log dir
     local = corpus / "kraft3-cluster"
+    assert files == {p.relative_to(local).as_posix(): p.stat().st_size
+                     for p in local.rglob("*") if p.is_file()}
+
+
+def test_a_log_dir_is_listed_whole_after_its_top_level(s3_server, s3_corpus, corpus):
+    url = filesystems.join(s3_corpus["kraft3-cluster"], "kafka1")
+    s3_server.proxy.reset()
+    files = filesystems.list_tree(url)
+    assert s3_server.proxy.requests == {"GET": 2}  # not one per partition dir
+    local = corpus / "kraft3-cluster" / "kafka1"
     assert files == {p.relative_to(local).as_posix(): p.stat().st_size
                      for p in local.rglob("*") if p.is_file()}
 
@@ -124,3 +135,14 @@ def test_partitions_of_several_log_dirs_and_topics_asked_whole_are_fetched(s3_co
     for rel in m.files:
         mirrored = os.path.join(m.root, *rel.split("/"))
         assert open(mirrored, "rb").read() == (corpus / "kraft3-cluster" / rel).read_bytes()
+
+
+def test_a_log_dir_named_like_a_partition_dir_keeps_its_own_files_in_a_sparse_mirror():
+    files = {"kafka-logs-1/meta.properties": 60,
+             "kafka-logs-1/recovery-point-offset-checkpoint": 20,
+             "kafka-logs-1/orders-0/00000000000000000000.log": 100,
+             "kafka-logs-1/orders-0/leader-epoch-checkpoint": 10}
+    # a partition dir holds no folders: kafka-logs-1 is a log dir, its files are fetched
+    assert remote_mirror._left_remote(files, frozenset()) == {
+        "kafka-logs-1/orders-0/00000000000000000000.log",
+        "kafka-logs-1/orders-0/leader-epoch-checkpoint"}
