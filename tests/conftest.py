@@ -86,3 +86,39 @@ def s3_corpus(s3_server, corpus):
             return self[name]
 
     return Uploads()
+
+
+@pytest.fixture(scope="session")
+def store_corpus(tmp_path_factory, corpus):
+    """``(scheme, corpus dir name) -> URL``: the Azure Blob (``abfs``) or GCS (``gs``)
+    emulator of ``tests/object_stores.py``, started on first use (one of each per session)
+    with its store's standard variable set in this process, and the corpus dir uploaded
+    through the store's API on first use."""
+    import os
+
+    from object_stores import EMULATORS, require
+
+    started: dict = {}
+    saved: dict[str, str | None] = {}
+
+    class Uploads(dict):
+        def __missing__(self, key: tuple[str, str]) -> str:
+            scheme, name = key
+            if scheme not in started:
+                require(scheme)
+                server = EMULATORS[scheme](tmp_path_factory.mktemp(scheme)).start()
+                started[scheme] = server
+                for k, v in server.env.items():
+                    saved.setdefault(k, os.environ.get(k))
+                    os.environ[k] = v
+            self[key] = started[scheme].upload(corpus / name, name)
+            return self[key]
+
+    yield Uploads()
+    for server in started.values():
+        server.stop()
+    for k, v in saved.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v

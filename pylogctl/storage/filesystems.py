@@ -10,9 +10,11 @@ Credentials and endpoints come only from each store's standard environment and c
 never from pylogctl options: for S3 the AWS SDK's chain (``AWS_ACCESS_KEY_ID``,
 ``AWS_PROFILE``, ``~/.aws/credentials``, instance roles) and, for S3-compatible stores, the
 endpoint of ``AWS_ENDPOINT_URL_S3`` or ``AWS_ENDPOINT_URL`` or the profile's ``endpoint_url``
-in ``~/.aws/config`` (``AWS_CONFIG_FILE``), as the AWS CLI reads them; for GCS, Azure and HDFS
-what ``pyarrow.fs.FileSystem.from_uri`` reads (``GOOGLE_APPLICATION_CREDENTIALS``,
-``AZURE_STORAGE_ACCOUNT_KEY``..., ``HADOOP_HOME``/``CLASSPATH``).
+in ``~/.aws/config`` (``AWS_CONFIG_FILE``), as the AWS CLI reads them; for GCS Google's
+default credentials (``GOOGLE_APPLICATION_CREDENTIALS``...) or the emulator of
+``STORAGE_EMULATOR_HOST``; for Azure the Azure CLI's ``AZURE_STORAGE_CONNECTION_STRING`` or
+``AZURE_STORAGE_ACCOUNT`` with ``AZURE_STORAGE_KEY``/``AZURE_STORAGE_SAS_TOKEN``, else Azure's
+default credential chain; for HDFS what pyarrow reads (``HADOOP_HOME``, ``CLASSPATH``).
 
 Why pyarrow and not fsspec, measured against s3proxy on loopback (tests/s3_server.py; best of
 3, 2-core machine): listing 5,000 keys under one prefix, 5 list requests either way, took
@@ -37,7 +39,10 @@ REMOTE_SCHEMES = ("s3", "gs", "gcs", "abfs", "abfss", "hdfs", "viewfs")
 _fs_cache: dict[tuple[str, str], object] = {}
 _lock = threading.Lock()
 SPLIT_PREFIXES = 256  # at most this many top-level folders are listed one by one
-PARALLEL_LISTINGS = 16
+PARALLEL_LISTINGS = 8
+# seconds for a reply (the AWS SDK's default, 3 s, fails pages of a large prefix from a busy
+# S3-compatible server, which reads every key under it for each page)
+REQUEST_TIMEOUT = 60.0
 
 
 def is_url(path: object) -> bool:
@@ -96,7 +101,12 @@ def _filesystem(url: str):
             try:
                 if scheme == "s3":
                     region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
-                    fs = pafs.S3FileSystem(endpoint_override=_s3_endpoint(), region=region)
+                    fs = pafs.S3FileSystem(endpoint_override=_s3_endpoint(), region=region,
+                                           request_timeout=REQUEST_TIMEOUT)
+                elif scheme in ("gs", "gcs"):
+                    fs = _gcs(pafs)
+                elif scheme in ("abfs", "abfss"):
+                    fs = _azure(pafs, url, bucket)
                 else:
                     fs = pafs.FileSystem.from_uri(f"{scheme}://{bucket}/")[0]
             except (OSError, ValueError, ImportError) as exc:
@@ -104,7 +114,55 @@ def _filesystem(url: str):
                                           path=url) from None
             _fs_cache[key] = fs
     inner = parsed.path.strip("/")
+    if scheme in ("abfs", "abfss"):
+        return fs, f"{bucket.split('@', 1)[0]}/{inner}"
     return fs, (f"{bucket}/{inner}" if scheme in ("s3", "gs", "gcs") else f"/{inner}")
+
+
+def _gcs(pafs):
+    """GCS with Google's default credentials, or the emulator ``STORAGE_EMULATOR_HOST`` names
+    (as Google's client libraries read it: no credentials)."""
+    emulator = os.environ.get("STORAGE_EMULATOR_HOST")
+    if not emulator:
+        return pafs.GcsFileSystem()
+    endpoint = urlparse(emulator if "://" in emulator else f"http://{emulator}")
+    return pafs.GcsFileSystem(anonymous=True, scheme=endpoint.scheme,
+                              endpoint_override=endpoint.netloc)
+
+
+def _azure(pafs, url: str, netloc: str):
+    """Azure Blob Storage / ADLS Gen2 for ``abfs[s]://CONTAINER@ACCOUNT.dfs.core.windows.net``
+    (Hadoop's form) or ``abfs://CONTAINER`` (the account from the environment), with the
+    Azure CLI's variables: ``AZURE_STORAGE_CONNECTION_STRING`` (its ``BlobEndpoint`` points
+    at an emulator such as Azurite), or ``AZURE_STORAGE_ACCOUNT`` with ``AZURE_STORAGE_KEY``
+    or ``AZURE_STORAGE_SAS_TOKEN``; else Azure's default credential chain."""
+    settings = dict(part.split("=", 1) for part in
+                    os.environ.get("AZURE_STORAGE_CONNECTION_STRING", "").split(";") if "=" in part)
+    host = netloc.partition("@")[2]
+    account = host.split(".", 1)[0] if host else (settings.get("AccountName")
+                                                  or os.environ.get("AZURE_STORAGE_ACCOUNT"))
+    if not account:
+        raise UsageError(f"{url}: name the storage account (abfs://CONTAINER@ACCOUNT.dfs.core."
+                         f"windows.net/PATH) or set AZURE_STORAGE_ACCOUNT or "
+                         f"AZURE_STORAGE_CONNECTION_STRING")
+    if settings.get("AccountName", account) != account:
+        settings = {}  # a connection string of another account
+    options: dict[str, str] = {}
+    key = settings.get("AccountKey") or os.environ.get("AZURE_STORAGE_KEY")
+    sas = settings.get("SharedAccessSignature") or os.environ.get("AZURE_STORAGE_SAS_TOKEN")
+    if key:
+        options["account_key"] = key
+    elif sas:
+        options["sas_token"] = sas
+    if settings.get("BlobEndpoint"):
+        endpoint = urlparse(settings["BlobEndpoint"])
+        options.update(blob_storage_authority=endpoint.netloc, blob_storage_scheme=endpoint.scheme,
+                       dfs_storage_authority=endpoint.netloc, dfs_storage_scheme=endpoint.scheme)
+    return pafs.AzureFileSystem(account, **options)
+
+
+_NO_HDFS = ("HDFS needs a Java runtime and Hadoop's libhdfs (JAVA_HOME, HADOOP_HOME or "
+            "ARROW_LIBHDFS_DIR, and Hadoop's jars in CLASSPATH)")
 
 
 def _reason(exc: BaseException) -> str:
@@ -119,7 +177,10 @@ def _reason(exc: BaseException) -> str:
                         ("SIGNATURE_DOES_NOT_MATCH", "the secret key does not match"),
                         ("NETWORK_CONNECTION", "cannot connect to the store's endpoint"),
                         ("Couldn't connect", "cannot connect to the store's endpoint"),
-                        ("Could not resolve", "cannot resolve the store's endpoint")):
+                        ("Could not resolve", "cannot resolve the store's endpoint"),
+                        ("ContainerNotFound", "no such container"),
+                        ("AuthenticationFailed", "the store refused the credentials"),
+                        ("Unable to load libjvm", _NO_HDFS), ("Unable to load libhdfs", _NO_HDFS)):
         if marker in text:
             return say
     return text[:200]
@@ -168,7 +229,8 @@ def list_tree(url: str) -> dict[str, int]:
         if info.type == pafs.FileType.File:
             return {"": info.size}
         if store.type == pafs.FileType.NotFound:
-            raise FileUnreadableError(f"Cannot list {url}: no such bucket", path=url)
+            what = "container" if url.lower().startswith("abfs") else "bucket"
+            raise FileUnreadableError(f"Cannot list {url}: no such {what}", path=url)
         raise FileUnreadableError(f"No such file or directory: {url}", path=url)
     return files
 

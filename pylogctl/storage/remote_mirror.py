@@ -42,7 +42,6 @@ LAZY_SUFFIXES = (".log", ".index", ".timeindex")
 _PARALLEL = 16
 _mirrors: dict[tuple[str, str, frozenset[str], bool], "Mirror"] = {}
 _scratch: list[str] = []
-_lazy: list["Mirror"] = []  # the lazy mirrors, whose placeholders are fetched when opened
 
 
 @dataclass
@@ -108,11 +107,13 @@ def _left_remote(files: dict[str, int], full_topics: frozenset[str],
 
 
 def materialize(path: str | os.PathLike[str]) -> None:
-    """Fetch a file a lazy mirror left in the store into its place, before it is opened."""
-    if not _lazy:
+    """Fetch a file a mirror left in the store into its place, before it is opened: a lazy
+    mirror's segments, or a segment of a sparse one that is read as a file, not by ranges
+    (``stats`` reads the log ends of partitions with committed offsets)."""
+    if not _mirrors:
         return
     path = os.fspath(path)
-    for m in _lazy:
+    for m in _mirrors.values():
         if path in m.placeholders:
             url = m.url_of(path)
             if url is not None:
@@ -182,8 +183,6 @@ def mirror(url: str, mode: str = "all", full_topics: frozenset[str] = frozenset(
     with ThreadPoolExecutor(_PARALLEL) as pool:
         list(pool.map(get, fetch))
     _mirrors[key] = result
-    if mode == "lazy":
-        _lazy.append(result)
     return result
 
 
