@@ -3,6 +3,7 @@
 Usage::
 
     python bench/plan_fleet.py [--brokers 20] [--partitions 2000] [--dir DIR] [--keep] [--s3]
+                               [--replicas all|one]
 
 Writes ``--brokers`` log dirs of ``--partitions`` partition dirs each (every partition on 3
 brokers, one tiny segment with empty indexes: ``tests/pipeline/pipeline_support.write_fleet``),
@@ -54,10 +55,10 @@ def counted_plan(root: Path, replicas: str) -> tuple[float, int, Counter]:
     return elapsed, len(plan.splits), calls
 
 
-def s3_plan(brokers: int, partitions: int) -> None:
+def s3_plan(brokers: int, partitions: int, modes: list[str]) -> None:
     from kafka_jvm import TEST_CACHE
     from s3_server import BUCKET, S3Server, missing_reason
-    from pylogctl.storage import remote_mirror
+    from pylogctl.storage import filesystems, remote_mirror
 
     if missing_reason():
         sys.exit(f"plan_fleet: {missing_reason()}")
@@ -72,15 +73,27 @@ def s3_plan(brokers: int, partitions: int) -> None:
               f"in {time.perf_counter() - started:.1f} s")
     server.start()
     os.environ.update(server.env)
+    listing = [0.0]
+    real_list_tree = filesystems.list_tree
+
+    def timed_list_tree(url: str) -> dict[str, int]:
+        started = time.perf_counter()
+        try:
+            return real_list_tree(url)
+        finally:
+            listing[0] += time.perf_counter() - started
+    filesystems.list_tree = timed_list_tree
     try:
-        for replicas in ("all", "one"):
+        for replicas in modes:
             remote_mirror._mirrors.clear()
             server.proxy.reset()
+            listing[0] = 0.0
             started = time.perf_counter()
             plan = plan_scan([f"s3://{BUCKET}/fleet"], replicas=replicas)
             elapsed = time.perf_counter() - started
             verbs = ", ".join(f"{n} {verb}" for verb, n in sorted(server.proxy.requests.items()))
-            print(f"plan s3 replicas={replicas}: {elapsed:.2f} s, {len(plan.splits)} splits, "
+            print(f"plan s3 replicas={replicas}: {elapsed:.2f} s ({listing[0]:.2f} s listing), "
+                  f"{len(plan.splits)} splits, "
                   f"{server.proxy.request_count} requests ({verbs}), "
                   f"{server.proxy.bytes_served:,} bytes served")
     finally:
@@ -94,9 +107,12 @@ def main() -> None:
     ap.add_argument("--dir", type=Path, default=None)
     ap.add_argument("--keep", action="store_true")
     ap.add_argument("--s3", action="store_true", help="plan from a bucket of s3proxy")
+    ap.add_argument("--replicas", choices=("all", "one"), action="append",
+                    help="plan reading every replica, choosing one (default: both)")
     args = ap.parse_args()
+    modes = args.replicas or ["all", "one"]
     if args.s3:
-        return s3_plan(args.brokers, args.partitions)
+        return s3_plan(args.brokers, args.partitions, modes)
     root = args.dir or Path(tempfile.mkdtemp(prefix="pylogctl-bench-fleet-")) / "fleet"
     started = time.perf_counter()
     unique = write_fleet(root, args.brokers, args.partitions)
@@ -104,7 +120,7 @@ def main() -> None:
     print(f"wrote {args.brokers} log dirs x {args.partitions} partition dirs ({unique} "
           f"partitions x 3 replicas) in {time.perf_counter() - started:.1f} s")
     try:
-        for replicas in ("all", "one"):
+        for replicas in modes:
             elapsed, splits, calls = counted_plan(root, replicas)
             print(f"plan replicas={replicas}: {elapsed:.2f} s, {splits} splits, "
                   f"{calls['scandir']} listings ({calls['scandir'] / dirs:.2f} per partition "

@@ -67,6 +67,13 @@ def s3_server(tmp_path_factory):
     os.environ.update(server.env)
     yield server
     server.stop()
+    _restore(saved)
+
+
+def _restore(saved: dict[str, str | None]) -> None:
+    """Put environment variables back as they were (None: unset)."""
+    import os
+
     for k, v in saved.items():
         if v is None:
             os.environ.pop(k, None)
@@ -117,8 +124,4 @@ def store_corpus(tmp_path_factory, corpus):
     yield Uploads()
     for server in started.values():
         server.stop()
-    for k, v in saved.items():
-        if v is None:
-            os.environ.pop(k, None)
-        else:
-            os.environ[k] = v
+    _restore(saved)

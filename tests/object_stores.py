@@ -15,7 +15,6 @@ Both servers keep their objects in memory: one of each per test session.
 
 from __future__ import annotations
 
-import os
 import shutil
 import socket
 import subprocess
@@ -23,7 +22,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import pytest
+from support import require_tool
 
 HERE = Path(__file__).resolve().parent / "object_stores"
 AZURITE = HERE / "azurite" / "node_modules" / ".bin" / "azurite-blob"
@@ -179,9 +178,4 @@ def missing_reason(scheme: str) -> str | None:
 
 
 def require(scheme: str) -> None:
-    reason = missing_reason(scheme)
-    if reason is None:
-        return
-    if os.environ.get("PYLOGCTL_REQUIRE_STORES") == "1":
-        pytest.fail(f"PYLOGCTL_REQUIRE_STORES=1 but {reason}")
-    pytest.skip(reason)
+    require_tool(missing_reason(scheme), "PYLOGCTL_REQUIRE_STORES")

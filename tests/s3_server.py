@@ -29,7 +29,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import pytest
+from support import require_tool
 
 S3PROXY_VERSION = "2.6.0"
 S3PROXY_JAR = (Path(__file__).resolve().parent / "s3proxy" / "lib"
@@ -49,12 +49,7 @@ def missing_reason() -> str | None:
 
 
 def require_s3proxy() -> None:
-    reason = missing_reason()
-    if reason is None:
-        return
-    if os.environ.get("PYLOGCTL_REQUIRE_KAFKA") == "1":
-        pytest.fail(f"PYLOGCTL_REQUIRE_KAFKA=1 but {reason}")
-    pytest.skip(reason)
+    require_tool(missing_reason(), "PYLOGCTL_REQUIRE_KAFKA")
 
 
 def free_port() -> int:

@@ -55,3 +55,13 @@ def run_pylogctl(*args: str, **kwargs) -> "subprocess.CompletedProcess[str]":
     return subprocess.run([sys.executable, "-m", "pylogctl", *map(str, args)],
                           capture_output=True, text=True,
                           env={**os.environ, "NO_COLOR": "1", "COLUMNS": "200"}, **kwargs)
+
+
+def require_tool(reason: str | None, variable: str) -> None:
+    """Skip the calling test for ``reason`` (None: nothing is missing); fail instead where
+    ``variable`` is 1 (``.ci/run`` sets it: there every tool must be installed)."""
+    if reason is None:
+        return
+    if os.environ.get(variable) == "1":
+        pytest.fail(f"{variable}=1 but {reason}")
+    pytest.skip(reason)

@@ -208,9 +208,9 @@ def _open_index(kind, path: str, base: int):
     a sparse mirror left there; None when there is none."""
     if filesystems.is_url(path):
         return kind.from_bytes(path, filesystems.read_whole(path), base)
-    if not os.path.exists(path):
-        return None
     remote = remote_mirror.read_through(path)
+    if remote is None and not os.path.exists(path):
+        return None
     return kind(path, base) if remote is None else kind.from_bytes(path, remote, base)
 
 

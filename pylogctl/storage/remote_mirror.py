@@ -11,8 +11,9 @@ fetched whole by :func:`materialize` when something opens them (the storage laye
 functions call it): a command fetches the segments it reads, not the fleet's.
 
 In ``sparse`` mode, for scans that read segments by byte ranges themselves and plan from the
-listing, the files inside partition dirs are only sparse placeholders of the listed size:
-their bytes stay in the store, and the planner reads an index through :func:`read_through`
+listing, the files inside partition dirs are only sparse placeholders of the listed size (the
+segments; the files beside them are not even that, :func:`is_placeholder` knows them): their
+bytes stay in the store, and the planner reads an index through :func:`read_through`
 only when a split needs it. Fetched whole are the log dirs' own files (``meta.properties``,
 checkpoints), the partitions of the topics in ``full_topics``, and, for a partition found in
 several log dirs, its files but the earlier segments (choosing among replicas reads their
@@ -118,7 +119,7 @@ def materialize(path: str | os.PathLike[str]) -> None:
             url = m.url_of(path)
             if url is not None:
                 data = filesystems.read_whole(url)
-                with open(path, "r+b") as f:
+                with open(path, "wb") as f:
                     f.write(data)
             m.placeholders.discard(path)
             return
@@ -161,13 +162,22 @@ def mirror(url: str, mode: str = "all", full_topics: frozenset[str] = frozenset(
                   if r.endswith(LAZY_SUFFIXES)}
     else:
         remote = set()
+    # a sparse mirror writes no file for what stays remote beside a segment (indexes,
+    # checkpoints): a fleet's mirror costs a file per partition dir, not per file
+    with_logs = {r.rsplit("/", 1)[0] for r in remote if r.endswith(LOG_SUFFIX)} \
+        if mode == "sparse" else set()
     fetch = []
+    made: set[str] = set()
     for rel, size in files.items():
         local = os.path.join(result.root, *rel.split("/"))
-        os.makedirs(os.path.dirname(local), exist_ok=True)
+        folder = os.path.dirname(local)
+        if folder not in made:
+            os.makedirs(folder, exist_ok=True)
+            made.add(folder)
         if rel in remote:
-            with open(local, "wb") as f:
-                f.truncate(size)
+            if rel.endswith(LOG_SUFFIX) or rel.rsplit("/", 1)[0] not in with_logs:
+                with open(local, "wb") as f:
+                    f.truncate(size)
             result.placeholders.add(local)
         elif size == 0:
             open(local, "wb").close()
