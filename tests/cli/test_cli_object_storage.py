@@ -163,3 +163,14 @@ def test_hdfs_without_libhdfs_is_one_line_naming_what_it_needs():
     # or a NameNode to run: HDFS URLs are read as pyarrow reads them, untested beyond this
     url = "hdfs://127.0.0.1:9/kafka-logs"
     _one_line(run_pylogctl("get-offsets", url), 3, url, "HDFS needs", "libhdfs")
+
+
+def test_abfs_urls_in_hadoop_s_form_name_the_account(cli, store_corpus, monkeypatch):
+    url = store_corpus["abfs", "xpx-2016"]  # abfs://kafka-logs/xpx-2016: the account from the env
+    hadoop = url.replace("abfs://kafka-logs/",
+                         "abfss://kafka-logs@devstoreaccount1.dfs.core.windows.net/")
+    assert cli("get-offsets", hadoop).out == cli("get-offsets", url).out
+    with monkeypatch.context() as env:
+        env.delenv("AZURE_STORAGE_CONNECTION_STRING")
+        env.delenv("AZURE_STORAGE_ACCOUNT", raising=False)
+        _one_line(run_pylogctl("get-offsets", url), 2, url, "name the storage account")
