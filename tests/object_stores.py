@@ -16,6 +16,7 @@ Both servers keep their objects in memory: one of each per test session.
 from __future__ import annotations
 
 import shutil
+import signal
 import socket
 import subprocess
 import time
@@ -99,9 +100,9 @@ class Emulator:
 
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()  # objects in memory: nothing to flush
+            self.proc.send_signal(signal.SIGINT)  # Azurite exits on ^C, not on SIGTERM
             try:
-                self.proc.wait(2)
+                self.proc.wait(5)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
