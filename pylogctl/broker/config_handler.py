@@ -21,9 +21,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import dropwhile
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Callable
 
-from ..storage.log_config import LogConfig
+from ..storage.log_config import LOG_CONFIG_NAMES, LogConfig
 from .config_manager import ConfigManager, static_broker_configs
 from .error_codes import Errors
 from .protocol import Request
@@ -80,6 +81,24 @@ def _broker_synonyms(topic_name: str, static: dict[str, str]
     return list(dropwhile(lambda synonym: synonym[0] != names[0][0], out))
 
 
+# broker settings with Kafka's defaults: name, the BrokerConfig field, type
+_BROKER_SETTINGS = tuple((name, attrgetter(field), type_) for name, field, type_ in (
+    ("num.partitions", "num_partitions", INT),
+    ("auto.create.topics.enable", "auto_create_topics", BOOLEAN),
+    ("socket.request.max.bytes", "socket_request_max_bytes", INT),
+    ("log.flush.offset.checkpoint.interval.ms", "checkpoint_interval_ms", INT),
+    ("offsets.topic.num.partitions", "group.offsets_topic_partitions", INT),
+    ("group.initial.rebalance.delay.ms", "group.initial_rebalance_delay_ms", INT),
+    ("group.min.session.timeout.ms", "group.min_session_timeout_ms", INT),
+    ("group.max.session.timeout.ms", "group.max_session_timeout_ms", INT),
+    ("group.max.size", "group.max_size", INT),
+    ("offset.metadata.max.bytes", "group.offset_metadata_max_bytes", INT),
+    ("transaction.state.log.num.partitions", "transaction.state_log_partitions", INT),
+    ("transaction.max.timeout.ms", "transaction.max_timeout_ms", INT),
+    ("transaction.abort.timed.out.transaction.cleanup.interval.ms",
+     "transaction.abort_interval_ms", INT)))
+
+
 class ConfigHandler:
     """The config APIs over a :class:`ConfigManager`."""
 
@@ -126,27 +145,13 @@ class ConfigHandler:
         listener = f"PLAINTEXT://{b.host}:{b.port}"
         advertised = (f"PLAINTEXT://{b.advertised_host or b.host}:{b.advertised_port}"
                       if b.advertised_host or b.advertised_port else None)
-        g, t = b.group, b.transaction
+        d = type(b)(log_dir=b.log_dir)  # BrokerConfig's defaults are Kafka's
         # name -> (value, Kafka's default (None: always set here), type)
         settings: dict[str, tuple[Any, Any, int]] = {
             "node.id": (b.node_id, None, INT), "broker.id": (b.node_id, None, INT),
             "log.dirs": (b.log_dir, None, STRING), "listeners": (listener, None, STRING),
             "advertised.listeners": (advertised, advertised, STRING),
-            "num.partitions": (b.num_partitions, 1, INT),
-            "auto.create.topics.enable": (b.auto_create_topics, True, BOOLEAN),
-            "socket.request.max.bytes": (b.socket_request_max_bytes, 104857600, INT),
-            "log.flush.offset.checkpoint.interval.ms": (b.checkpoint_interval_ms, 60000, INT),
-            "offsets.topic.num.partitions": (g.offsets_topic_partitions, 50, INT),
-            "group.initial.rebalance.delay.ms": (g.initial_rebalance_delay_ms, 3000, INT),
-            "group.min.session.timeout.ms": (g.min_session_timeout_ms, 6000, INT),
-            "group.max.session.timeout.ms": (g.max_session_timeout_ms, 1800000, INT),
-            "group.max.size": (g.max_size, 2**31 - 1, INT),
-            "offset.metadata.max.bytes": (g.offset_metadata_max_bytes, 4096, INT),
-            "transaction.state.log.num.partitions": (t.state_log_partitions, 50, INT),
-            "transaction.max.timeout.ms": (t.max_timeout_ms, 900000, INT),
-            "transaction.abort.timed.out.transaction.cleanup.interval.ms":
-                (t.abort_interval_ms, 10000, INT),
-        }
+            **{name: (get(b), get(d), type_) for name, get, type_ in _BROKER_SETTINGS}}
         entries = []
         for name, (value, default, type_) in settings.items():
             text = None if value is None else render_value(value)
@@ -154,7 +159,7 @@ class ConfigHandler:
                 else STATIC_BROKER_CONFIG
             entries.append(Entry(name, text, source, type_,
                                  ((name, text, source),) if text is not None else (), True))
-        for topic_name in sorted(LogConfig().to_properties()):
+        for topic_name in LOG_CONFIG_NAMES:
             names = BROKER_SYNONYMS.get(topic_name, ())
             synonyms = _broker_synonyms(topic_name, self.static)
             key = TOPIC_CONFIG_KEYS[topic_name]

@@ -24,11 +24,10 @@ import os
 import uuid
 from typing import Any, Mapping
 
-from ..storage.log_config import LogConfig
+from ..storage.log_config import (LOG_CONFIG_NAMES, OFFSETS_TOPIC_CONFIG,
+                                  TRANSACTION_STATE_TOPIC_CONFIG, LogConfig)
 from ..storage.log_dir import META_PROPERTIES
 from ..storage.metadata_files import read_properties
-from ..storage.topic_config import LOG_CONFIG_NAMES
-from .group_metadata_manager import OFFSETS_TOPIC_CONFIG
 from ..storage.kraft_configs import PartitionState
 from .log_manager import LogManager, uuid_from_kafka, uuid_to_kafka
 from .metadata_log import (MetadataLog, Record, config_record, partition_change_records,
@@ -36,10 +35,8 @@ from .metadata_log import (MetadataLog, Record, config_record, partition_change_
 from .replica_manager import (OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC, Partition,
                               ReplicaManager, Topic)
 from ..storage.topic_config_def import ConfigError, validate_topic_configs
-from .transaction_state_manager import TRANSACTION_STATE_TOPIC_CONFIG
 
 logger = logging.getLogger(__name__)
-
 
 
 def _diff(config: LogConfig, base: LogConfig = LogConfig()) -> dict[str, str]:

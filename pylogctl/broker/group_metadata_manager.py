@@ -34,7 +34,7 @@ from ..format.builder import RecordBatchBuilder
 from ..format.group_coordinator_records import GroupRecordType, encode_group_record
 from ..groups.group_loader import load_offsets_partition
 from ..groups.partitioner import partition_for
-from ..storage.log_config import LogConfig
+from ..storage.log_config import OFFSETS_TOPIC_CONFIG
 from ..storage.producer_append import AppendOrigin
 from .error_codes import Errors, error_for
 from .group_metadata import CommittedOffset, Group, GroupConfig, now_ms
@@ -44,7 +44,6 @@ logger = logging.getLogger(__name__)
 
 OFFSET_COMMIT_VALUE_VERSION = 3
 GROUP_METADATA_VALUE_VERSION = 3
-OFFSETS_TOPIC_CONFIG = LogConfig(cleanup_policy=("compact",), segment_bytes=100 * 1024 * 1024)
 
 
 class GroupMetadataManager:

@@ -26,15 +26,13 @@ from ..format.transaction_log_records import (decode_transaction_record,
 from ..groups.partitioner import partition_for
 from ..groups.transaction_metadata import TransactionMetadata
 from ..storage.log import FetchIsolation, Log
-from ..storage.log_config import LogConfig
+from ..storage.log_config import TRANSACTION_STATE_TOPIC_CONFIG
 from ..storage.producer_append import AppendOrigin
 from .replica_manager import TRANSACTION_STATE_TOPIC, Partition, ReplicaManager
 
 logger = logging.getLogger(__name__)
 
 TRANSACTION_LOG_VALUE_VERSION = 0
-TRANSACTION_STATE_TOPIC_CONFIG = LogConfig(cleanup_policy=("compact",),
-                                           segment_bytes=100 * 1024 * 1024)
 _READ_CHUNK = 1 << 20
 
 

@@ -20,7 +20,7 @@ from ..format.builder import RecordBatchBuilder
 from ..format.group_coordinator_records import TOPIC
 from ..format.record import NO_PARTITION_LEADER_EPOCH
 from ..storage.load_apply import PlanOutdatedError
-from ..storage.log_config import CLEANUP_POLICY_COMPACT, LogConfig
+from ..storage.log_config import OFFSETS_TOPIC_CONFIG, LogConfig
 from .record_helpers import KeyValue
 from .replica_append import AppendOutcome, ReplicaWrite, append_to_replicas
 from .replica_append import replicas_in_step as _replicas_in_step
@@ -29,9 +29,6 @@ from .replicas import LogDirs, Replica
 __all__ = ["OFFSETS_TOPIC_CONFIG", "AppendOutcome", "ReplicaWrite", "append_group_batches",
            "replicas_in_step"]
 
-# Kafka's offsets.topic.segment.bytes (100 MiB) and the topic's compact policy
-OFFSETS_TOPIC_CONFIG = LogConfig(segment_bytes=100 * 1024 * 1024,
-                                 cleanup_policy=(CLEANUP_POLICY_COMPACT,))
 
 
 def replicas_in_step(log_dirs: LogDirs, partition: int) -> tuple[list[Replica], list[str]]:

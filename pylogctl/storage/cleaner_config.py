@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from ..errors import UsageError
+from ..format.varint import INT32_MAX
+from .topic_config_def import TOPIC_CONFIG_KEYS
 
-INT32_MAX = 0x7FFFFFFF
 _PROPERTY_NAMES = {
     "log.cleaner.threads": "num_threads",
     "log.cleaner.dedupe.buffer.size": "dedupe_buffer_size",
@@ -28,6 +29,7 @@ _PROPERTY_NAMES = {
     "log.cleaner.backoff.ms": "backoff_ms",
     "log.cleaner.enable": "enable_cleaner",
 }
+CLEANER_CONFIG_NAMES = frozenset(_PROPERTY_NAMES)
 
 
 @dataclass(frozen=True)
@@ -38,7 +40,7 @@ class CleanerConfig:
     dedupe_buffer_size: int = 128 * 1024 * 1024
     dedupe_buffer_load_factor: float = 0.9
     io_buffer_size: int = 512 * 1024
-    max_message_size: int = 1024 * 1024 + 12
+    max_message_size: int = TOPIC_CONFIG_KEYS["max.message.bytes"].default  # message.max.bytes
     max_io_bytes_per_second: float = float("inf")  # not applied offline: nothing to share with
     backoff_ms: int = 15_000
     enable_cleaner: bool = True

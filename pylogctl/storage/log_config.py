@@ -3,8 +3,8 @@ engine acts on.
 
 Field names are Kafka's topic config names written the Python way (``segment.index.bytes`` ->
 ``segment_index_bytes``); :meth:`LogConfig.from_properties` takes the dotted names. Defaults and
-validators are the topic config definitions' (:mod:`.topic_config_def`). Broker-level names
-(``log.segment.bytes``, ...) are the broker's business and map onto these.
+parsing, validators and rendering are the topic config definitions' (:mod:`.topic_config_def`).
+Broker-level names (``log.segment.bytes``, ...) are the broker's business and map onto these.
 """
 
 from __future__ import annotations
@@ -15,11 +15,13 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from ..errors import UsageError
-from .topic_config_def import LONG_MAX, TOPIC_CONFIG_KEYS, ConfigError, distinct
+from .topic_config_def import (INTERNAL_TOPIC_CONFIGS, LONG_MAX, TOPIC_CONFIG_KEYS, ConfigError,
+                               distinct, parse_value, render_value)
 
 CLEANUP_POLICY_DELETE = "delete"
 CLEANUP_POLICY_COMPACT = "compact"
-__all__ = ["LONG_MAX", "CLEANUP_POLICY_DELETE", "CLEANUP_POLICY_COMPACT", "LogConfig"]
+__all__ = ["LONG_MAX", "CLEANUP_POLICY_DELETE", "CLEANUP_POLICY_COMPACT", "LOG_CONFIG_NAMES",
+           "LogConfig", "OFFSETS_TOPIC_CONFIG", "TRANSACTION_STATE_TOPIC_CONFIG"]
 
 
 def _default(name: str) -> Any:
@@ -64,19 +66,23 @@ class LogConfig:
 
     @classmethod
     def from_properties(cls, props: Mapping[str, Any]) -> "LogConfig":
-        """From Kafka's dotted topic config names (strings or typed values); the rest default."""
-        fields = {f.name: f for f in dataclasses.fields(cls)}
+        """From Kafka's dotted topic config names (strings, parsed as Kafka parses them, or typed
+        values); the rest default."""
         values: dict[str, Any] = {}
-        for key, raw in props.items():
-            name = key.replace(".", "_")
-            if name not in fields:
-                raise UsageError(f"Unknown topic config name: {key}")
-            values[name] = _parse(key, raw, type(getattr(cls, name)))
+        for name, raw in props.items():
+            if name not in LOG_CONFIG_NAMES:
+                raise UsageError(f"Unknown topic config name: {name}")
+            if isinstance(raw, str):
+                try:
+                    raw = parse_value(TOPIC_CONFIG_KEYS[name], raw)
+                except ConfigError as exc:
+                    raise UsageError(exc.message) from None
+            values[name.replace(".", "_")] = tuple(raw) if isinstance(raw, list) else raw
         return cls(**values)
 
     def to_properties(self) -> dict[str, str]:
-        return {_dotted(name): (",".join(value) if isinstance(value, tuple) else
-                                str(value).lower() if isinstance(value, bool) else str(value))
+        """Dotted names -> values as Kafka renders them."""
+        return {_dotted(name): render_value(list(value) if isinstance(value, tuple) else value)
                 for name, value in dataclasses.asdict(self).items()}
 
     @property
@@ -109,21 +115,8 @@ def _dotted(name: str) -> str:
     return name.replace("_", ".")
 
 
-def _parse(key: str, raw: Any, kind: type) -> Any:
-    if not isinstance(raw, str):
-        return tuple(raw) if kind is tuple else raw
-    text = raw.strip()
-    try:
-        if kind is bool:
-            if text.lower() not in ("true", "false"):
-                raise ValueError(text)
-            return text.lower() == "true"
-        if kind is tuple:
-            return tuple(p.strip() for p in text.split(",") if p.strip())
-        if kind is int:
-            return int(text)
-        if kind is float:
-            return float(text)
-    except ValueError:
-        raise UsageError(f"Invalid value {raw} for configuration {key}") from None
-    return text
+LOG_CONFIG_NAMES = tuple(sorted(_dotted(f.name) for f in dataclasses.fields(LogConfig)))
+# the internal topics' configs as Kafka's coordinators create them
+OFFSETS_TOPIC_CONFIG = LogConfig.from_properties(INTERNAL_TOPIC_CONFIGS["__consumer_offsets"])
+TRANSACTION_STATE_TOPIC_CONFIG = LogConfig.from_properties(
+    INTERNAL_TOPIC_CONFIGS["__transaction_state"])

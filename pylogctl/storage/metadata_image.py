@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from .topic_config_def import TOPIC_CONFIG_KEYS
 
 MIGRATING_DIR = "AAAAAAAAAAAAAAAAAAAAAA"  # DirectoryId.MIGRATING: placement not known yet
 NO_LEADER_CHANGE = -2  # PartitionChangeRecord.Leader's default
@@ -36,18 +37,7 @@ RESOURCE_TYPES = {2: "TOPIC", 4: "BROKER", 8: "BROKER_LOGGER", 16: "CLIENT_METRI
 # DefaultSupportedConfigChecker: LogConfig.configNames(), GroupConfig.configNames(),
 # ClientMetricsConfigs.configNames() of Kafka 4.4; every BROKER name; nothing else
 _SUPPORTED = {
-    TOPIC_RESOURCE: frozenset((
-        "cleanup.policy compression.gzip.level compression.lz4.level compression.type "
-        "compression.zstd.level delete.retention.ms errors.deadletterqueue.group.enable "
-        "file.delete.delay.ms flush.messages flush.ms follower.replication.throttled.replicas "
-        "index.interval.bytes internal.segment.bytes leader.replication.throttled.replicas "
-        "local.retention.bytes local.retention.ms max.compaction.lag.ms "
-        "max.decompressed.message.bytes max.message.bytes message.timestamp.after.max.ms "
-        "message.timestamp.before.max.ms message.timestamp.type min.cleanable.dirty.ratio "
-        "min.compaction.lag.ms min.insync.replicas preallocate remote.copy.lag.bytes "
-        "remote.copy.lag.ms remote.log.copy.disable remote.log.delete.on.disable "
-        "remote.storage.enable retention.bytes retention.ms segment.bytes segment.index.bytes "
-        "segment.jitter.ms segment.ms unclean.leader.election.enable").split()),
+    TOPIC_RESOURCE: frozenset(TOPIC_CONFIG_KEYS) | {"internal.segment.bytes"},
     GROUP_RESOURCE: frozenset((
         "consumer.assignment.interval.ms consumer.assignor.offload.enable "
         "consumer.heartbeat.interval.ms consumer.session.timeout.ms "

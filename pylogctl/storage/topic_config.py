@@ -34,29 +34,19 @@ from typing import Callable, Iterable, Mapping
 
 from ..errors import UsageError
 from .kraft_configs import KraftConfigs, find_metadata_dir, read_kraft_configs
-from .log_config import LogConfig
-from .topic_config_def import (BROKER_SYNONYMS, LEGACY_TOPIC_CONFIGS, TOPIC_CONFIG_KEYS,
-                               default_text)
+from .cleaner_config import CLEANER_CONFIG_NAMES
+from .log_config import LOG_CONFIG_NAMES, LogConfig
+from .topic_config_def import (BROKER_SYNONYMS, INTERNAL_TOPIC_CONFIGS, LEGACY_TOPIC_CONFIGS,
+                               TOPIC_CONFIG_KEYS, default_text)
 from .log_dir import META_PROPERTIES
 from .metadata_files import read_properties
 
-LOG_CONFIG_NAMES = tuple(sorted(LogConfig().to_properties()))  # what the engine acts on
 # every name a topic config can have offline: Kafka 4.4's, and the 3.x ones a 3.x cluster set
 TOPIC_CONFIG_NAMES = frozenset(TOPIC_CONFIG_KEYS) | frozenset(LEGACY_TOPIC_CONFIGS)
 # broker-only settings other commands read through :meth:`ConfigSources.broker_settings`
-BROKER_ONLY_CONFIGS = frozenset({
-    "log.cleaner.enable", "log.cleaner.threads", "log.cleaner.dedupe.buffer.size",
-    "log.cleaner.io.buffer.size", "log.cleaner.io.buffer.load.factor", "log.cleaner.backoff.ms",
-    "log.cleaner.io.max.bytes.per.second"})
-_BROKER_NAMES = {name for synonyms in BROKER_SYNONYMS.values()
-                 for name, _ in synonyms} | BROKER_ONLY_CONFIGS
-# what Kafka's coordinators create their topics with (offsets.topic.segment.bytes, ...)
-INTERNAL_TOPIC_CONFIGS = {
-    "__consumer_offsets": {"cleanup.policy": "compact", "compression.type": "producer",
-                           "segment.bytes": "104857600"},
-    "__transaction_state": {"cleanup.policy": "compact", "compression.type": "uncompressed",
-                            "segment.bytes": "104857600"},
-}
+_SYNONYMS = {name for synonyms in BROKER_SYNONYMS.values() for name, _ in synonyms}
+BROKER_ONLY_CONFIGS = CLEANER_CONFIG_NAMES - _SYNONYMS  # log.cleaner.*
+_BROKER_NAMES = _SYNONYMS | BROKER_ONLY_CONFIGS
 # Kafka's Topic.INTERNAL_TOPICS: hidden from listings that exclude internal topics, refused to
 # producers and to deletion
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})

@@ -180,6 +180,15 @@ TOPIC_CONFIG_KEYS: dict[str, ConfigKey] = {k.name: k for k in (
 LEGACY_TOPIC_CONFIGS = ("message.format.version", "message.timestamp.difference.max.ms",
                         "message.downconversion.enable")
 
+# what Kafka's coordinators create their topics with (GroupCoordinator's and TransactionLog's
+# topic configs: offsets.topic.segment.bytes, transaction.state.log.segment.bytes, ...)
+INTERNAL_TOPIC_CONFIGS = {
+    "__consumer_offsets": {"cleanup.policy": "compact", "compression.type": "producer",
+                           "segment.bytes": "104857600"},
+    "__transaction_state": {"cleanup.policy": "compact", "compression.type": "uncompressed",
+                            "segment.bytes": "104857600"},
+}
+
 _MS = {"": 1, "minutes": 60_000, "hours": 3_600_000}
 
 
