@@ -17,11 +17,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..format.group_coordinator_records import GroupRecordType as T
+from ..groups.group_metadata import GroupState
 from .consumer_group_member import ConsumerGroupMember
 from .partition_assignor import Assignment
 
-EMPTY, ASSIGNING, RECONCILING, STABLE, DEAD = ("Empty", "Assigning", "Reconciling", "Stable",
-                                               "Dead")
+EMPTY, ASSIGNING, RECONCILING, STABLE, DEAD = (GroupState.EMPTY, GroupState.ASSIGNING,
+                                               GroupState.RECONCILING, GroupState.STABLE,
+                                               GroupState.DEAD)
 INITIAL_EPOCH = 1  # ModernGroup's first group epoch and TargetAssignmentMetadata.INITIAL's
 
 

@@ -20,8 +20,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-EMPTY, PREPARING, COMPLETING, STABLE, DEAD = ("Empty", "PreparingRebalance",
-                                              "CompletingRebalance", "Stable", "Dead")
+from ..groups.group_metadata import GroupState
+
+EMPTY, PREPARING, COMPLETING, STABLE, DEAD = (
+    GroupState.EMPTY, GroupState.PREPARING_REBALANCE, GroupState.COMPLETING_REBALANCE,
+    GroupState.STABLE, GroupState.DEAD)
 
 
 def now_ms() -> int:

@@ -33,6 +33,8 @@ from typing import Any
 from ..format.builder import RecordBatchBuilder
 from ..format.group_coordinator_records import GroupRecordType, encode_group_record
 from ..groups.group_loader import load_offsets_partition
+from ..groups.offset_commits import TopicPartition
+from ..groups.record_helpers import offset_commit_record, offset_tombstones
 from ..groups.partitioner import partition_for
 from ..storage.log_config import OFFSETS_TOPIC_CONFIG
 from ..storage.producer_append import AppendOrigin
@@ -42,7 +44,6 @@ from .replica_manager import OFFSETS_TOPIC, Partition, ReplicaManager
 
 logger = logging.getLogger(__name__)
 
-OFFSET_COMMIT_VALUE_VERSION = 3
 GROUP_METADATA_VALUE_VERSION = 3
 
 
@@ -168,12 +169,9 @@ class GroupMetadataManager:
                     self.config.offset_metadata_max_bytes:
                 results[(topic, partition)] = Errors.OFFSET_METADATA_TOO_LARGE
                 continue
-            value = {"offset": offset, "leaderEpoch": epoch, "metadata": metadata or "",
-                     "commitTimestamp": stamp}
-            records.append(encode_group_record(
-                GroupRecordType.OFFSET_COMMIT,
-                {"group": group_id, "topic": topic, "partition": partition},
-                OFFSET_COMMIT_VALUE_VERSION, value))
+            records.append(offset_commit_record(group_id, TopicPartition(topic, partition),
+                                                offset, stamp, leader_epoch=epoch,
+                                                metadata=metadata or ""))
             accepted[(topic, partition)] = CommittedOffset(offset, epoch, metadata or "", stamp)
         if records:
             error = self._store(group_id, records, producer_id, producer_epoch)
@@ -191,10 +189,8 @@ class GroupMetadataManager:
         gone = [tp for tp in partitions if tp in group.offsets]
         if not gone:
             return Errors.NONE
-        error = self._store(group.group_id, [encode_group_record(
-            GroupRecordType.OFFSET_COMMIT,
-            {"group": group.group_id, "topic": topic, "partition": partition})
-            for topic, partition in gone])
+        error = self._store(group.group_id, offset_tombstones(
+            group.group_id, [TopicPartition(*tp) for tp in gone]))
         if error == Errors.NONE:
             for tp in gone:
                 del group.offsets[tp]
@@ -205,9 +201,8 @@ class GroupMetadataManager:
         """Tombstones for every committed offset and then the group's own (its metadata, or
         ``group_records`` for another type of group), in one batch; once written the group is
         gone (Kafka's ``deleteGroups`` of an empty group)."""
-        records = [encode_group_record(GroupRecordType.OFFSET_COMMIT,
-                                       {"group": group.group_id, "topic": t, "partition": p})
-                   for t, p in sorted(group.offsets)]
+        records = offset_tombstones(group.group_id,
+                                    [TopicPartition(*tp) for tp in sorted(group.offsets)])
         records.extend(group_records if group_records is not None else [encode_group_record(
             GroupRecordType.GROUP_METADATA, {"group": group.group_id})])
         error = self._store(group.group_id, records)

@@ -42,7 +42,8 @@ class GroupType:
 
 
 class GroupState:
-    """Kafka's group state names (``ConsumerGroupState`` / ``GroupState``)."""
+    """Kafka's group state names (``ConsumerGroupState`` / ``GroupState``; ``NotReady`` is
+    ``StreamsGroupState``'s alone)."""
 
     PREPARING_REBALANCE = "PreparingRebalance"
     COMPLETING_REBALANCE = "CompletingRebalance"
@@ -51,9 +52,11 @@ class GroupState:
     EMPTY = "Empty"
     ASSIGNING = "Assigning"
     RECONCILING = "Reconciling"
+    NOT_READY = "NotReady"
     ALL = (PREPARING_REBALANCE, COMPLETING_REBALANCE, STABLE, DEAD, EMPTY, ASSIGNING,
            RECONCILING)  # the order Kafka lists them in its errors
     REBALANCING = (PREPARING_REBALANCE, COMPLETING_REBALANCE, ASSIGNING, RECONCILING)
+    STREAMS = (EMPTY, NOT_READY, ASSIGNING, RECONCILING, STABLE, DEAD)  # StreamsGroupState's
 
 
 @dataclass(frozen=True)

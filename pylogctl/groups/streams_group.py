@@ -32,7 +32,6 @@ STREAMS_GROUP_TYPES = frozenset({T.STREAMS_GROUP_METADATA, T.STREAMS_GROUP_MEMBE
                                  T.STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT,
                                  T.STREAMS_GROUP_TOPOLOGY})
 MEMBER_STATE_STABLE = 1  # streams.MemberState.STABLE (the consumer protocol's is 0)
-NOT_READY = "NotReady"  # StreamsGroupState.NOT_READY
 
 Tasks = tuple[tuple[str, tuple[int, ...]], ...]  # (subtopology id, partitions), sorted
 
@@ -176,7 +175,7 @@ class StreamsGroupRecords:
         if not detail.members:
             return GroupState.EMPTY
         if detail.topology_epoch == -1 or detail.topology_epoch != self.validated_topology_epoch:
-            return NOT_READY
+            return GroupState.NOT_READY
         if self.epoch > self.assignment_epoch:
             return GroupState.ASSIGNING
         if any(not m.is_reconciled_to(self.assignment_epoch) for m in detail.members):

@@ -23,7 +23,7 @@ import os
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from ..groups.group_metadata import Group, GroupType
+from ..groups.group_metadata import Group, GroupState, GroupType
 from ..groups.java_hash_map import partition_order
 from ..groups.offset_commits import TopicPartition
 from ..groups.streams_group import TaskAssignment, Tasks
@@ -33,7 +33,7 @@ from .consumer_groups import parse_states as parse_consumer_group_states
 VIEWS = ("offsets", "members", "state")
 DEFAULT_ASSIGNOR = "sticky"  # StickyTaskAssignor, the first of group.streams.assignors
 ASSIGNOR_CONFIG = "streams.assignor.name"  # GroupConfig.STREAMS_ASSIGNOR_NAME_CONFIG
-STATES = ("Empty", "NotReady", "Assigning", "Reconciling", "Stable", "Dead")
+STATES = GroupState.STREAMS
 
 
 def describe_columns(view: str, verbose: bool) -> tuple[str, ...]:

@@ -11,7 +11,7 @@ import pytest
 from groups_support import OffsetsLog, encode_group_record
 from pylogctl.groups.group_loader import load_offsets_partition
 from pylogctl.groups.group_metadata import GroupState, GroupType
-from pylogctl.groups.streams_group import NOT_READY, TaskAssignment
+from pylogctl.groups.streams_group import TaskAssignment
 
 
 @pytest.fixture
@@ -58,7 +58,7 @@ def load_group(log: OffsetsLog, group: str = "app"):
     (6, 5, 2, {"a": (5, 1, {"0": [0]})}, GroupState.ASSIGNING),
     (5, 5, 2, {"a": (5, 1, {"0": [0]}), "b": (4, 1, {"0": [1]})}, GroupState.RECONCILING),
     (5, 5, 2, {"a": (5, 2, {"0": [0]})}, GroupState.RECONCILING),  # revoking tasks
-    (5, 5, 1, {"a": (5, 1, {"0": [0]})}, NOT_READY),  # topology 2 not validated
+    (5, 5, 1, {"a": (5, 1, {"0": [0]})}, GroupState.NOT_READY),  # topology 2 not validated
     (5, 5, 2, {}, GroupState.EMPTY),
 ])
 def test_streams_group_state_is_derived_as_kafka_does(log, epoch, target, validated, members,
@@ -74,7 +74,7 @@ def test_streams_group_state_is_derived_as_kafka_does(log, epoch, target, valida
 def test_a_group_without_its_topology_is_not_ready(log):
     streams_group(log, "app", epoch=5, target=5, topology=None,
                   members={"a": (5, 1, {"0": [0]})})
-    assert load_group(log).state == NOT_READY
+    assert load_group(log).state == GroupState.NOT_READY
 
 
 def test_tasks_read_source_and_repartition_topics(log):
