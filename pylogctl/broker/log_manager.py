@@ -40,14 +40,15 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..errors import UsageError
-from ..storage.checkpoint import format_checkpoint, write_file_atomically
+from ..storage.checkpoint import (CLEANER_OFFSET_CHECKPOINT, HIGH_WATERMARK_CHECKPOINT,
+                                  LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT,
+                                  format_checkpoint, keeps_log_start, write_file_atomically)
 from ..storage.files import delete_if_exists, fsync_dir
 from ..storage.lock import LogDirLock
 from ..storage.log import Log
 from ..storage.log_config import LogConfig
 from ..storage.log_dir import CLEAN_SHUTDOWN_FILE, META_PROPERTIES, PARTITION_METADATA
-from ..storage.log_manager import (CLEANER_OFFSET_CHECKPOINT, HIGH_WATERMARK_CHECKPOINT,
-                                   LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT, LogDir)
+from ..storage.log_manager import LogDir
 from ..storage.metadata_files import read_partition_metadata, read_properties
 from ..storage.naming import marked_dir_name
 from ..storage.retention import RetentionResult, delete_old_segments
@@ -220,8 +221,8 @@ class LogManager:
         recovery = [f"{x.topic} {x.partition} {x.log.recovery_point}" for x in logs]
         hw = [f"{x.topic} {x.partition} {x.log.high_watermark}" for x in logs]
         start = [f"{x.topic} {x.partition} {x.log.log_start_offset}" for x in logs
-                 if x.log.segments.first is not None
-                 and x.log.log_start_offset > x.log.segments.first.base_offset]
+                 if keeps_log_start(x.log.log_start_offset, None if x.log.segments.first is None
+                                    else x.log.segments.first.base_offset)]
         for name, lines in ((RECOVERY_POINT_CHECKPOINT, recovery),
                             (HIGH_WATERMARK_CHECKPOINT, hw),
                             (LOG_START_OFFSET_CHECKPOINT, start)):

@@ -21,10 +21,10 @@ from functools import cached_property
 from typing import Iterable, Sequence
 
 from ..errors import PylogctlError, UsageError
-from ..storage.checkpoint import LEADER_EPOCH_CHECKPOINT, read_leader_epoch_checkpoint
+from ..storage.checkpoint import (HIGH_WATERMARK_CHECKPOINT, LEADER_EPOCH_CHECKPOINT,
+                                  LOG_START_OFFSET_CHECKPOINT, read_leader_epoch_checkpoint)
 from ..storage.log_dir import PARTITION_METADATA, child_log_dirs, is_log_dir, log_segments
-from ..storage.log_manager import (HIGH_WATERMARK_CHECKPOINT, LOG_START_OFFSET_CHECKPOINT,
-                                   LogDir, PartitionEntry)
+from ..storage.log_manager import LogDir, PartitionEntry
 from ..storage.metadata_files import read_partition_metadata
 from .end_offsets import LogEnd, read_log_end
 

@@ -23,10 +23,22 @@ T = TypeVar("T")
 CURRENT_VERSION = 0
 _WS = re.compile(r"\s+")
 
-OFFSET_CHECKPOINTS = ("recovery-point-offset-checkpoint", "replication-offset-checkpoint",
-                      "log-start-offset-checkpoint", "cleaner-offset-checkpoint")
+# the log-dir checkpoints (LogManager's and ReplicaManager's file names)
+RECOVERY_POINT_CHECKPOINT = "recovery-point-offset-checkpoint"
+HIGH_WATERMARK_CHECKPOINT = "replication-offset-checkpoint"
+LOG_START_OFFSET_CHECKPOINT = "log-start-offset-checkpoint"
+CLEANER_OFFSET_CHECKPOINT = "cleaner-offset-checkpoint"
+OFFSET_CHECKPOINTS = (RECOVERY_POINT_CHECKPOINT, HIGH_WATERMARK_CHECKPOINT,
+                      LOG_START_OFFSET_CHECKPOINT, CLEANER_OFFSET_CHECKPOINT)
 LEADER_EPOCH_CHECKPOINT = "leader-epoch-checkpoint"
 TEMP_SUFFIX = ".tmp"  # beside the file an atomic write replaces, until the rename
+
+
+def keeps_log_start(log_start_offset: int, first_segment_base: int | None) -> bool:
+    """Whether a log has a ``log-start-offset-checkpoint`` entry: only a log start above its
+    first segment's base offset (``LogManager.checkpointLogStartOffsetsInDir``); an entry at
+    or below it would fold the leader-epoch cache at a stale offset on the next load."""
+    return first_segment_base is not None and log_start_offset > first_segment_base
 
 
 class CorruptCheckpointError(CorruptRecordError):

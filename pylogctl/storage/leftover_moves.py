@@ -23,7 +23,8 @@ import os
 from dataclasses import dataclass
 
 from .log_dir import list_dir
-from .log_manager import CHECKPOINTS, CheckpointUpdate, LogDir
+from .checkpoint import OFFSET_CHECKPOINTS
+from .log_manager import CheckpointUpdate, LogDir
 from .naming import parse_partition_dir_name
 from .replica_move import MovePlan, broker_of, plan_future
 
@@ -122,7 +123,7 @@ def _future(target: LogDir, future: str, current: list[tuple[LogDir, str]]) -> L
 
 def _entries(log_dir: LogDir, topic: str, partition: int) -> tuple[CheckpointUpdate, ...]:
     """Removals of every checkpoint entry of ``topic-partition`` in ``log_dir``."""
-    return tuple(CheckpointUpdate(n, topic, partition, v, None) for n in CHECKPOINTS
+    return tuple(CheckpointUpdate(n, topic, partition, v, None) for n in OFFSET_CHECKPOINTS
                  if (v := log_dir.checkpoints[n].get((topic, partition))) is not None)
 
 

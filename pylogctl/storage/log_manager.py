@@ -44,8 +44,11 @@ from typing import Callable, Iterable, Iterator, TypeVar
 
 from ..errors import CorruptRecordError, FileUnreadableError, UsageError
 from .backup import Backup
-from .checkpoint import (TEMP_SUFFIX, TopicPartitionOffset, format_checkpoint,
-                         read_offset_checkpoint, write_file_atomically)
+from .checkpoint import (CLEANER_OFFSET_CHECKPOINT, HIGH_WATERMARK_CHECKPOINT,
+                         LOG_START_OFFSET_CHECKPOINT, OFFSET_CHECKPOINTS,
+                         RECOVERY_POINT_CHECKPOINT, TEMP_SUFFIX, TopicPartitionOffset,
+                         format_checkpoint, keeps_log_start, read_offset_checkpoint,
+                         write_file_atomically)
 from .load_apply import PlanOutdatedError
 from .load_plan import LoadInputs, LoadPlan, LoadResult
 from .loader import apply_load, plan_load
@@ -62,15 +65,9 @@ from .truncation_plan import TruncationPrediction, predict_truncation
 logger = logging.getLogger(__name__)
 R = TypeVar("R")
 
-RECOVERY_POINT_CHECKPOINT = "recovery-point-offset-checkpoint"
 # .kafka_cleanshutdown as Kafka 3.5+ writes it (CleanShutdownFileHandler), with no broker epoch
 CLEAN_SHUTDOWN_UNKNOWN_EPOCH = b'{"version":0,"brokerEpoch":-1}'
-HIGH_WATERMARK_CHECKPOINT = "replication-offset-checkpoint"
 SYNCFS_FROM_FILES = 512  # --mark-clean flushes a log dir of this many files with one syncfs
-LOG_START_OFFSET_CHECKPOINT = "log-start-offset-checkpoint"
-CLEANER_OFFSET_CHECKPOINT = "cleaner-offset-checkpoint"
-CHECKPOINTS = (RECOVERY_POINT_CHECKPOINT, HIGH_WATERMARK_CHECKPOINT, LOG_START_OFFSET_CHECKPOINT,
-               CLEANER_OFFSET_CHECKPOINT)
 METADATA_TOPIC = "__cluster_metadata"
 _SKIP_REASONS = {"delete": "a deleted topic's partition, awaiting deletion (Kafka does not "
                            "recover it)",
@@ -206,7 +203,7 @@ class LogDir:
     def _read_checkpoints(self) -> None:
         self.clean_shutdown = os.path.exists(os.path.join(self.path, CLEAN_SHUTDOWN_FILE))
         self.checkpoints = {name: _Checkpoint(os.path.join(self.path, name))
-                            for name in CHECKPOINTS}
+                            for name in OFFSET_CHECKPOINTS}
         self.notes = [f"{name}: {c.problem}" for name, c in self.checkpoints.items() if c.problem]
         # checkpoint writes interrupted before their rename (the checkpoint itself is intact)
         self.temp_files = [p for p in (c.path + TEMP_SUFFIX for c in self.checkpoints.values())
@@ -278,12 +275,9 @@ class LogDir:
                 updates.append(CheckpointUpdate(checkpoint, entry.topic, entry.partition, old, new))
 
         update(RECOVERY_POINT_CHECKPOINT, recovery_point, recovery_point != 0)
-        if log_start > first_base:
+        if keeps_log_start(log_start, first_base):
             update(LOG_START_OFFSET_CHECKPOINT, log_start, True)
         elif self.checkpointed(LOG_START_OFFSET_CHECKPOINT, entry) is not None:
-            # Kafka checkpoints a log start only above the first segment's base offset
-            # (checkpointLogStartOffsetsInDir): an entry at or below it is dropped, so the
-            # next load does not fold the epoch cache at the old value again
             updates.append(CheckpointUpdate(LOG_START_OFFSET_CHECKPOINT, entry.topic,
                                             entry.partition,
                                             self.checkpointed(LOG_START_OFFSET_CHECKPOINT,
@@ -506,7 +500,7 @@ class LogDir:
         """Rewrite the checkpoint files these entries belong to, leaving every other entry as
         it is (the caller holds the lock); returns notes on files left alone (unreadable)."""
         notes = []
-        for name in CHECKPOINTS:
+        for name in OFFSET_CHECKPOINTS:
             mine = {(u.topic, u.partition): u.new for u in updates if u.checkpoint == name}
             if not mine:
                 continue

@@ -35,11 +35,11 @@ from typing import Callable
 
 from ..errors import ExitCode, PylogctlError, UsageError
 from .backup import Backup
-from .checkpoint import write_file_atomically
+from .checkpoint import (HIGH_WATERMARK_CHECKPOINT, LOG_START_OFFSET_CHECKPOINT,
+                         OFFSET_CHECKPOINTS, RECOVERY_POINT_CHECKPOINT, write_file_atomically)
 from .files import delete_if_exists, fsync_dir
 from .log_dir import CLEAN_SHUTDOWN_FILE, list_dir, partition_dir_files
-from .log_manager import (CHECKPOINTS, HIGH_WATERMARK_CHECKPOINT, LOG_START_OFFSET_CHECKPOINT,
-                          RECOVERY_POINT_CHECKPOINT, CheckpointUpdate, LogDir, PartitionEntry)
+from .log_manager import CheckpointUpdate, LogDir, PartitionEntry
 from .loader import plan_load
 from .naming import marked_dir_name, parse_partition_dir_name, partition_dir_name
 
@@ -140,7 +140,7 @@ def _moved_updates(source: LogDir, target: LogDir, entry: PartitionEntry
                    ) -> tuple[list[CheckpointUpdate], list[CheckpointUpdate]]:
     """The partition's checkpoint entries, written in the target and dropped in the source."""
     into, out = [], []
-    for name in CHECKPOINTS:
+    for name in OFFSET_CHECKPOINTS:
         value = source.checkpointed(name, entry)
         old = target.checkpoints[name].get(entry.key)
         if value != old:
@@ -231,7 +231,7 @@ def plan_future(source: LogDir, target: LogDir, topic: str, partition: int, *,
         plan.source_log_end = _log_end(source, entry.path, entry)
     if not finish:
         plan.target_updates = tuple(
-            CheckpointUpdate(n, topic, partition, v, None) for n in CHECKPOINTS
+            CheckpointUpdate(n, topic, partition, v, None) for n in OFFSET_CHECKPOINTS
             if (v := target.checkpointed(n, future_entry)) is not None)
         return plan
     if not current:

@@ -39,8 +39,8 @@ from ..storage.load_plan import (DeleteSnapshot, RebuildProducerState, WriteLead
 from ..storage.lock import LogDirLock
 from ..storage.log import Log
 from ..storage.log_config import LogConfig
-from ..storage.log_manager import (CLEANER_OFFSET_CHECKPOINT, CheckpointUpdate, LogDir,
-                                   PartitionEntry)
+from ..storage.checkpoint import CLEANER_OFFSET_CHECKPOINT
+from ..storage.log_manager import CheckpointUpdate, LogDir, PartitionEntry
 from ..storage.log_to_clean import LogToClean, log_to_clean
 from .config import ConfigOptions, TopicConfigs
 from .log_dir_run import LogDirRun, Target

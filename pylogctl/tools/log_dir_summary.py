@@ -20,8 +20,10 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator, Literal
 
 from ..errors import CorruptRecordError, ExitCode, FileUnreadableError, PylogctlError
-from ..storage.checkpoint import (LEADER_EPOCH_CHECKPOINT, CorruptCheckpointError,
-                                  read_leader_epoch_checkpoint, read_offset_checkpoint)
+from ..storage.checkpoint import (HIGH_WATERMARK_CHECKPOINT, LEADER_EPOCH_CHECKPOINT,
+                                  LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT,
+                                  CorruptCheckpointError, read_leader_epoch_checkpoint,
+                                  read_offset_checkpoint)
 from ..storage.file_records import FileRecords
 from ..storage.log_dir import (LOCK_FILE, META_PROPERTIES, PARTITION_METADATA, list_dir,
                                partition_dirs)
@@ -31,10 +33,8 @@ from ..storage.naming import (INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, Parti
 from .dump_metadata import CLEAN_SHUTDOWN
 
 Severity = Literal["info", "problem", "unreadable"]
-LOG_START_CHECKPOINT = "log-start-offset-checkpoint"
-HIGH_WATERMARK_CHECKPOINT = "replication-offset-checkpoint"
-RECOVERY_POINT_CHECKPOINT = "recovery-point-offset-checkpoint"
-_SUMMARY_CHECKPOINTS = (LOG_START_CHECKPOINT, HIGH_WATERMARK_CHECKPOINT, RECOVERY_POINT_CHECKPOINT)
+_SUMMARY_CHECKPOINTS = (LOG_START_OFFSET_CHECKPOINT, HIGH_WATERMARK_CHECKPOINT,
+                        RECOVERY_POINT_CHECKPOINT)
 _MARKER_TEXT = {"delete": "a deleted partition's dir, awaiting asynchronous deletion",
                 "future": "a future replica's dir (an intra-broker move in progress)",
                 "stray": "a stray replica's dir (no longer assigned to this broker)"}
@@ -220,7 +220,7 @@ def summarize_partition(path: str | os.PathLike[str], name: PartitionDirName,
             return None
         return checkpoints.get(checkpoint, {}).get((name.topic, name.partition))
 
-    checkpointed_start = checkpointed(LOG_START_CHECKPOINT)
+    checkpointed_start = checkpointed(LOG_START_OFFSET_CHECKPOINT)
     s.high_watermark = checkpointed(HIGH_WATERMARK_CHECKPOINT)
     s.recovery_point = checkpointed(RECOVERY_POINT_CHECKPOINT)
     if logs:

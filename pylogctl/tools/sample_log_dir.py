@@ -13,7 +13,10 @@ from pathlib import Path
 
 from ..format.builder import RecordBatchBuilder, build_end_txn_marker
 from ..format.compression import Codec
-from ..storage.checkpoint import format_checkpoint
+from ..storage.checkpoint import (HIGH_WATERMARK_CHECKPOINT, LEADER_EPOCH_CHECKPOINT,
+                                  LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT,
+                                  format_checkpoint)
+from ..storage.log_dir import META_PROPERTIES, PARTITION_METADATA
 from ..storage.naming import log_filename
 
 BASE_TS = 1_700_000_000_000
@@ -68,13 +71,12 @@ def write_sample_log_dir(path: str | os.PathLike[str]) -> list[Path]:
         written.append(p)
 
     put(part / log_filename(0), segment)
-    put(part / "leader-epoch-checkpoint", "0\n2\n0 0\n1 %d\n" % (next_offset - 2))
-    put(part / "partition.metadata",
+    put(part / LEADER_EPOCH_CHECKPOINT, "0\n2\n0 0\n1 %d\n" % (next_offset - 2))
+    put(part / PARTITION_METADATA,
         f"version: 0\ntopic_id: {uuid.UUID(int=0x5A3C1F).hex[:22]}\n")
-    put(root / "meta.properties", "#Written by pylogctl sample\nversion=1\nnode.id=1\n"
+    put(root / META_PROPERTIES, "#Written by pylogctl sample\nversion=1\nnode.id=1\n"
         "cluster.id=pylogctl-sample-clu\n")
-    for name, value in (("recovery-point-offset-checkpoint", 0),
-                        ("replication-offset-checkpoint", next_offset),
-                        ("log-start-offset-checkpoint", None)):
+    for name, value in ((RECOVERY_POINT_CHECKPOINT, 0), (HIGH_WATERMARK_CHECKPOINT, next_offset),
+                        (LOG_START_OFFSET_CHECKPOINT, None)):
         put(root / name, format_checkpoint([] if value is None else [f"{TOPIC} 0 {value}"]))
     return written

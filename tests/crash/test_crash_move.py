@@ -15,7 +15,8 @@ import pytest
 from crash_checks import check_state, recover
 from crash_support import (count_kill_points, file_bytes, kill_each, read_checkpoint, run_cli,
                            spread, write_segmented_partition)
-from pylogctl.storage.log_manager import CHECKPOINTS, LogDir
+from pylogctl.storage.checkpoint import OFFSET_CHECKPOINTS
+from pylogctl.storage.log_manager import LogDir
 from pylogctl.tools.sample_log_dir import write_sample_log_dir
 
 MAX_KILLS = 18
@@ -48,7 +49,7 @@ def _state(root: Path) -> dict:
     where = [d for d in ("a", "b") if (root / d / "ts-0").is_dir()]
     return {"where": where,
             "files": file_bytes(root / where[0] / "ts-0") if len(where) == 1 else None,
-            "entries": {d: {n: v for n in CHECKPOINTS if (root / d / n).exists()
+            "entries": {d: {n: v for n in OFFSET_CHECKPOINTS if (root / d / n).exists()
                             and (v := read_checkpoint(root / d / n).get(("ts", 0))) is not None}
                         for d in ("a", "b")},
             "marker": (root / "b" / ".kafka_cleanshutdown").exists()}

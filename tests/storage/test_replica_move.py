@@ -15,8 +15,9 @@ from pylogctl.storage.checkpoint import read_offset_checkpoint
 from pylogctl.storage.leftover_moves import compare_copy, leftover_moves
 from pylogctl.storage.lock import LogDirLock
 from pylogctl.storage.log_dir import CLEAN_SHUTDOWN_FILE
-from pylogctl.storage.log_manager import (CHECKPOINTS, CLEANER_OFFSET_CHECKPOINT,
-                                          HIGH_WATERMARK_CHECKPOINT, LogDir)
+from pylogctl.storage.checkpoint import (CLEANER_OFFSET_CHECKPOINT, HIGH_WATERMARK_CHECKPOINT,
+                                         OFFSET_CHECKPOINTS)
+from pylogctl.storage.log_manager import LogDir
 from pylogctl.storage.replica_move import (MoveRefusedError, copy_replica, execute, plan_future,
                                            plan_move)
 from pylogctl.tools.move import MoveRequest, move
@@ -27,7 +28,7 @@ CLUSTER = "EP6hyiddQNW5FPrAvR9kWw"
 
 def entries(log_dir: Path, topic: str, partition: int) -> dict[str, int]:
     out = {}
-    for name in CHECKPOINTS:
+    for name in OFFSET_CHECKPOINTS:
         if (log_dir / name).exists():
             for e in read_offset_checkpoint(log_dir / name).entries:
                 if (e.topic, e.partition) == (topic, partition):
@@ -60,7 +61,7 @@ def test_move_copies_the_files_and_moves_the_checkpoint_entries(dirs):
     part = "__consumer_offsets-11"
     before, moved = fingerprint(a / part), entries(a, "__consumer_offsets", 11)
     assert moved
-    others = {n: (a / n).read_bytes() for n in CHECKPOINTS if (a / n).exists()}
+    others = {n: (a / n).read_bytes() for n in OFFSET_CHECKPOINTS if (a / n).exists()}
     run_move(a, b, "__consumer_offsets", 11)
     assert fingerprint(b / part) == before
     assert not (a / part).exists()
