@@ -18,7 +18,7 @@ from typing import Any
 
 from ..format.group_coordinator_records import GroupRecordType as T
 from ..groups.group_metadata import GroupState
-from .consumer_group_member import ConsumerGroupMember
+from .consumer_group_member import ConsumerGroupMember, uuid_field
 from .partition_assignor import Assignment
 
 EMPTY, ASSIGNING, RECONCILING, STABLE, DEAD = (GroupState.EMPTY, GroupState.ASSIGNING,
@@ -100,7 +100,7 @@ class ConsumerGroup:
                 self.target.pop(key["memberId"], None)
             else:
                 self.target[key["memberId"]] = {
-                    _uuid(tp["topicId"]): frozenset(tp["partitions"])
+                    uuid_field(tp["topicId"]): frozenset(tp["partitions"])
                     for tp in value["topicPartitions"]}
         elif record_type == T.CONSUMER_GROUP_MEMBER_METADATA:
             member_id = key["memberId"]
@@ -146,9 +146,6 @@ _METADATA_FIELDS = ("instance_id", "rack_id", "rebalance_timeout_ms", "client_id
                     "server_assignor", "classic_member_metadata")
 
 
-def _uuid(value: Any) -> uuid.UUID:
-    """A decoded uuid field (16 bytes) as a UUID."""
-    return value if isinstance(value, uuid.UUID) else uuid.UUID(bytes=bytes(value))
 
 
 def metadata_hash(names: set[str], topics: dict[str, tuple[uuid.UUID, int]]) -> int:

@@ -38,12 +38,13 @@ from typing import Any, Callable
 
 from ..format.group_coordinator_records import GroupRecordType as T
 from ..format.group_coordinator_records import encode_group_record
+from ..storage.clock import wall_clock_ms
 from .consumer_group import ConsumerGroup, metadata_hash
 from .consumer_group_member import (LEFT_STATIC_EPOCH, UNREVOKED_PARTITIONS,
                                     ConsumerGroupMember)
 from .current_assignment_builder import FencedMemberEpochError, next_assignment
 from .error_codes import Errors
-from .group_metadata import GroupConfig, now_ms
+from .group_metadata import GroupConfig
 from .log_manager import new_kafka_uuid, uuid_to_kafka
 from .replica_manager import INTERNAL_TOPICS
 from .partition_assignor import (ASSIGNORS, Assignment, MemberSpec, PartitionAssignorError,
@@ -286,7 +287,7 @@ class ConsumerGroupCoordinator:
                 resolved = True
             elif old:
                 resolved = True
-        now = now_ms()
+        now = wall_clock_ms()
         for regex, value in group.regular_expressions.items():
             if regex == new or now <= value.get("timestamp", 0) + REGEX_REFRESH_MS:
                 continue
@@ -309,14 +310,14 @@ class ConsumerGroupCoordinator:
         matched = sorted(n for n in topics if n not in INTERNAL_TOPICS and pattern.fullmatch(n))
         return (T.CONSUMER_GROUP_REGULAR_EXPRESSION,
                 {"groupId": group_id, "regularExpression": regex},
-                {"topics": matched, "version": 0, "timestamp": now_ms()})
+                {"topics": matched, "version": 0, "timestamp": wall_clock_ms()})
 
     def _maybe_update_target(self, group: ConsumerGroup, assignor: str, topics: TopicView,
                              records: list[Record]) -> tuple[int, dict[str, Assignment]]:
         """The target epoch and every member's target assignment."""
         if group.assignment_epoch >= group.group_epoch or not (
                 group.assignment_timestamp == 0
-                or now_ms() >= group.assignment_timestamp + ASSIGNMENT_INTERVAL_MS):
+                or wall_clock_ms() >= group.assignment_timestamp + ASSIGNMENT_INTERVAL_MS):
             return group.assignment_epoch, group.target
         members = {m.member_id: MemberSpec(self._subscribed_ids(group, m, topics), m.instance_id,
                                            group.target.get(m.member_id, {}))
@@ -337,7 +338,8 @@ class ConsumerGroupCoordinator:
             if member_id not in group.target or group.target[member_id] != new:
                 written.append(_target_record(group.group_id, member_id, new))
         written.append((T.CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA, {"groupId": group.group_id},
-                        {"assignmentEpoch": group.group_epoch, "assignmentTimestamp": now_ms()}))
+                        {"assignmentEpoch": group.group_epoch,
+                         "assignmentTimestamp": wall_clock_ms()}))
         records.extend(written)
         self._replay(group, written)
         return group.assignment_epoch, group.target

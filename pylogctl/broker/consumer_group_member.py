@@ -114,10 +114,10 @@ def _from_epochs(entries: list[dict[str, Any]], member_epoch: int) -> EpochAssig
     result: EpochAssignment = {}
     for entry in entries:
         epochs = entry.get("assignmentEpochs") or [member_epoch] * len(entry["partitions"])
-        result[_uuid(entry["topicId"])] = dict(zip(entry["partitions"], epochs))
+        result[uuid_field(entry["topicId"])] = dict(zip(entry["partitions"], epochs))
     return result
 
 
-def _uuid(value: Any) -> uuid.UUID:
+def uuid_field(value: Any) -> uuid.UUID:
     """A decoded uuid field (16 bytes) as a UUID."""
     return value if isinstance(value, uuid.UUID) else uuid.UUID(bytes=bytes(value))

@@ -27,6 +27,8 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..format.varint import INT32_MAX
+
 from .error_codes import Errors
 
 INITIAL_EPOCH = 0
@@ -169,14 +171,14 @@ class FetchSessionCache:
 
     def _new_id(self) -> int:
         while True:
-            session_id = random.randint(1, 2**31 - 1)
+            session_id = random.randint(1, INT32_MAX)
             if session_id not in self.sessions:
                 return session_id
 
 
 def _next_epoch(epoch: int) -> int:
     """``FetchMetadata.nextEpoch``: 1 after the initial epoch, wrapping to 1 after MAX_INT."""
-    return 1 if epoch in (INITIAL_EPOCH, 2**31 - 1) else epoch + 1
+    return 1 if epoch in (INITIAL_EPOCH, INT32_MAX) else epoch + 1
 
 
 def _records_size(result: dict[str, Any]) -> int:

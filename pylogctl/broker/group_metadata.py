@@ -16,19 +16,16 @@ and :mod:`.group_metadata_manager` stores it in ``__consumer_offsets``.
 from __future__ import annotations
 
 import asyncio
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..format.varint import INT32_MAX
 from ..groups.group_metadata import GroupState
+from ..storage.clock import wall_clock_ms
 
 EMPTY, PREPARING, COMPLETING, STABLE, DEAD = (
     GroupState.EMPTY, GroupState.PREPARING_REBALANCE, GroupState.COMPLETING_REBALANCE,
     GroupState.STABLE, GroupState.DEAD)
-
-
-def now_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 @dataclass(frozen=True)
@@ -37,7 +34,7 @@ class GroupConfig:
     initial_rebalance_delay_ms: int = 3000
     min_session_timeout_ms: int = 6000
     max_session_timeout_ms: int = 1_800_000
-    max_size: int = 2**31 - 1
+    max_size: int = INT32_MAX
     offset_metadata_max_bytes: int = 4096
     consumer_heartbeat_interval_ms: int = 5000  # group.consumer.heartbeat.interval.ms
     consumer_session_timeout_ms: int = 45_000  # group.consumer.session.timeout.ms
@@ -100,7 +97,7 @@ class Group:
 
     def transition(self, state: str) -> None:
         self.state = state
-        self.state_timestamp = now_ms()
+        self.state_timestamp = wall_clock_ms()
 
     def supports(self, protocol_type: str, protocols: list[tuple[str, bytes]]) -> bool:
         names = {n for n, _ in protocols}

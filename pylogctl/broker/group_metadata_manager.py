@@ -36,10 +36,11 @@ from ..groups.group_loader import load_offsets_partition
 from ..groups.offset_commits import TopicPartition
 from ..groups.record_helpers import offset_commit_record, offset_tombstones
 from ..groups.partitioner import partition_for
+from ..storage.clock import wall_clock_ms
 from ..storage.log_config import OFFSETS_TOPIC_CONFIG
 from ..storage.producer_append import AppendOrigin
 from .error_codes import Errors, error_for
-from .group_metadata import CommittedOffset, Group, GroupConfig, now_ms
+from .group_metadata import CommittedOffset, Group, GroupConfig
 from .replica_manager import OFFSETS_TOPIC, Partition, ReplicaManager
 
 logger = logging.getLogger(__name__)
@@ -105,7 +106,7 @@ class GroupMetadataManager:
                producer_id: int = -1, producer_epoch: int = -1) -> Errors:
         """Append one batch of coordinator records (a transactional one for a producer id);
         Kafka's commit error mapping applies."""
-        stamp = now_ms()
+        stamp = wall_clock_ms()
         if producer_id >= 0:
             builder = RecordBatchBuilder(base_offset=0, producer_id=producer_id,
                                          producer_epoch=producer_epoch, base_sequence=0,
@@ -162,7 +163,7 @@ class GroupMetadataManager:
         group_id = group.group_id
         results: dict[tuple[str, int], Errors] = {}
         records = []
-        stamp = now_ms()
+        stamp = wall_clock_ms()
         accepted = {}
         for (topic, partition), (offset, epoch, metadata) in offsets.items():
             if metadata is not None and len(metadata.encode()) > \

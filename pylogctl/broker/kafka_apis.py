@@ -53,7 +53,7 @@ from ..storage.log import FetchIsolation, OffsetOutOfRangeError
 from ..storage.log_config import LogConfig
 from ..storage.log_manager import METADATA_TOPIC
 from ..storage.log_validator import RecordValidationError
-from ..storage.segment import wall_clock_ms
+from ..storage.clock import wall_clock_ms
 from .config_handler import ConfigHandler
 from .coordinator_apis import CoordinatorApis
 from .error_codes import Errors, error_for

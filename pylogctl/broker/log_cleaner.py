@@ -37,7 +37,7 @@ from ..storage.cleaner_config import CleanerConfig
 from ..storage.cleaner_log import CleanerLog
 from ..storage.cleaner_manager import clean_log, cleaned_up_to, decide
 from ..storage.log_to_clean import LogToClean, log_to_clean
-from ..storage.segment import wall_clock_ms
+from ..storage.clock import wall_clock_ms
 from .log_manager import LoadedLog, LogManager
 
 logger = logging.getLogger(__name__)

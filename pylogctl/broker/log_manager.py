@@ -30,7 +30,6 @@ the moment it is created, before any data, as Kafka's ``maybeFlushMetadataFile``
 from __future__ import annotations
 
 import asyncio
-import base64
 import logging
 import os
 import shutil
@@ -40,6 +39,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..errors import UsageError
+from ..format.message import uuid_bytes, uuid_text
 from ..storage.checkpoint import (CLEANER_OFFSET_CHECKPOINT, HIGH_WATERMARK_CHECKPOINT,
                                   LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT,
                                   format_checkpoint, keeps_log_start, write_file_atomically)
@@ -58,12 +58,12 @@ logger = logging.getLogger(__name__)
 
 
 def uuid_to_kafka(value: uuid.UUID) -> str:
-    """Kafka's ``Uuid.toString``: URL-safe base64 without padding."""
-    return base64.urlsafe_b64encode(value.bytes).decode().rstrip("=")
+    """Kafka's ``Uuid.toString`` of a Python UUID."""
+    return uuid_text(value.bytes)
 
 
 def uuid_from_kafka(text: str) -> uuid.UUID:
-    return uuid.UUID(bytes=base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)))
+    return uuid.UUID(bytes=uuid_bytes(text))
 
 
 def new_kafka_uuid() -> uuid.UUID:

@@ -30,7 +30,6 @@ topic served to clients, never in the offset checkpoints, never subject to reten
 from __future__ import annotations
 
 import os
-import time
 import uuid
 from typing import Any, Iterable
 
@@ -39,6 +38,7 @@ from ..format.control import LEADER_CHANGE, ControlRecordType
 from ..format.message import KafkaUuid, write_message
 from ..format.metadata_records import encode_metadata_record
 from ..storage.checkpoint import write_file_atomically
+from ..storage.clock import wall_clock_ms
 from ..storage.kraft_configs import (CONFIG_RECORD, FEATURE_LEVEL_RECORD,
                                      METADATA_PARTITION_DIR, PARTITION_CHANGE_RECORD,
                                      PARTITION_RECORD, REMOVE_TOPIC_RECORD, TOPIC_RECORD,
@@ -142,13 +142,13 @@ class MetadataLog:
         builder = RecordBatchBuilder(base_offset=0, partition_leader_epoch=self.epoch,
                                      is_control=True)
         builder.append_control(ControlRecordType.LEADER_CHANGE, value,
-                               time.time_ns() // 1_000_000)
+                               wall_clock_ms())
         self._append(builder.build())
 
     def append(self, records: Iterable[Record]) -> None:
         """Append ``records`` as one batch and fsync it."""
         assert self.log is not None, "open() first"
-        now = time.time_ns() // 1_000_000
+        now = wall_clock_ms()
         builder = RecordBatchBuilder(base_offset=0, partition_leader_epoch=self.epoch)
         for api_key, version, data in records:
             builder.append(now, None, encode_metadata_record(api_key, version, data))

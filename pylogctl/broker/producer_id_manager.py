@@ -10,13 +10,14 @@ producer whose state a log still holds.
 
 from __future__ import annotations
 
-import time
 from typing import Iterable
+
+from ..storage.clock import wall_clock_ms
 
 
 class ProducerIdManager:
     def __init__(self, ids_in_use: Iterable[int] = ()) -> None:
-        floor = (time.time_ns() // 1_000_000) << 10
+        floor = wall_clock_ms() << 10
         self._next = max([floor, *(i + 1 for i in ids_in_use)])
 
     def skip_past(self, ids_in_use: Iterable[int]) -> None:

@@ -26,7 +26,7 @@ from typing import Callable
 
 from ..storage.cleaner_config import CleanerConfig
 from ..storage.log_config import LogConfig
-from ..storage.segment import wall_clock_ms
+from ..storage.clock import wall_clock_ms
 from .config_handler import ConfigHandler
 from .config_manager import ConfigManager
 from .group_coordinator import GroupCoordinator

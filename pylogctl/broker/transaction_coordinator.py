@@ -38,12 +38,13 @@ from ..groups.transaction_metadata import (COMPLETE_ABORT, COMPLETE_COMMIT, EMPT
                                              PREPARE_ABORT, PREPARE_COMMIT, ProducerFenced,
                                              TopicPartition, TransactionMetadata,
                                              is_epoch_exhausted)
+from ..storage.clock import wall_clock_ms
 from ..storage.producer_append import AppendOrigin, ProducerStateError
 from .error_codes import Errors, error_for
 from .group_coordinator import GroupCoordinator
 from .producer_id_manager import ProducerIdManager
 from .replica_manager import OFFSETS_TOPIC, ReplicaManager
-from .transaction_state_manager import TransactionStateManager, now_ms
+from .transaction_state_manager import TransactionStateManager
 
 logger = logging.getLogger(__name__)
 
@@ -96,7 +97,7 @@ class TransactionCoordinator:
         if not 0 < timeout_ms <= self.config.max_timeout_ms:
             return (Errors.INVALID_TRANSACTION_TIMEOUT, *fail)
         self.ensure_topic()
-        now = now_ms()
+        now = wall_clock_ms()
         current = self.state.transactions.get(transactional_id)
         if current is None:
             current = TransactionMetadata(transactional_id, self.producer_ids.next_id(),
@@ -155,7 +156,7 @@ class TransactionCoordinator:
             return Errors.CONCURRENT_TRANSACTIONS
         if current.state == ONGOING and partitions <= current.partitions:
             return Errors.NONE
-        return self._persist(current.prepare_add_partitions(partitions, now_ms()))
+        return self._persist(current.prepare_add_partitions(partitions, wall_clock_ms()))
 
     def add_offsets(self, transactional_id: str, producer_id: int, producer_epoch: int,
                     group_id: str) -> Errors:
@@ -188,7 +189,7 @@ class TransactionCoordinator:
 
     def _end(self, current: TransactionMetadata, commit: bool) -> Errors:
         """Write the prepare record, then the markers and the completion."""
-        prepared = current.prepare_abort_or_commit(commit, now_ms())
+        prepared = current.prepare_abort_or_commit(commit, wall_clock_ms())
         code = self._persist(prepared)
         if code == Errors.NONE:
             self._complete(prepared)
@@ -199,7 +200,7 @@ class TransactionCoordinator:
         be retried) when a write fails."""
         commit = prepared.state == PREPARE_COMMIT
         coordinator_epoch = self.state.coordinator_epoch(prepared.transactional_id)
-        stamp = now_ms()
+        stamp = wall_clock_ms()
         for topic, index in sorted(prepared.partitions):
             partition = self.replicas.partition(topic, index)
             if partition is None:
@@ -220,7 +221,7 @@ class TransactionCoordinator:
                 return False
             if topic == OFFSETS_TOPIC:
                 self.groups.complete_transaction(prepared.producer_id, index, commit)
-        return self._persist(prepared.prepare_complete(now_ms())) == Errors.NONE
+        return self._persist(prepared.prepare_complete(wall_clock_ms())) == Errors.NONE
 
     def complete_prepared(self) -> None:
         """Complete every transaction left in PrepareCommit/PrepareAbort (at start-up, and
@@ -250,7 +251,7 @@ class TransactionCoordinator:
                 regex = re.compile(pattern)
             except re.error:
                 return Errors.INVALID_REGULAR_EXPRESSION, unknown, []
-        now = now_ms() if now is None else now
+        now = wall_clock_ms() if now is None else now
         found = [m for m in self.state.transactions.values()
                  if m.state != TransactionState.Dead
                  and (not producer_ids or m.producer_id in producer_ids)
@@ -265,7 +266,7 @@ class TransactionCoordinator:
     # -- timeouts -------------------------------------------------------------------------------
     def abort_timed_out_transactions(self, now: int | None = None) -> list[str]:
         """Fence and abort each Ongoing transaction older than its timeout; the ids aborted."""
-        now = now_ms() if now is None else now
+        now = wall_clock_ms() if now is None else now
         aborted = []
         for metadata in list(self.state.transactions.values()):
             if metadata.state == ONGOING and metadata.start_ms + metadata.timeout_ms < now:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import logging
 import os
-import time
 from typing import Iterator
 
 from ..format.builder import RecordBatchBuilder
@@ -25,6 +24,7 @@ from ..format.transaction_log_records import (decode_transaction_record,
                                               encode_transaction_record)
 from ..groups.partitioner import partition_for
 from ..groups.transaction_metadata import TransactionMetadata
+from ..storage.clock import wall_clock_ms
 from ..storage.log import FetchIsolation, Log
 from ..storage.log_config import TRANSACTION_STATE_TOPIC_CONFIG
 from ..storage.producer_append import AppendOrigin
@@ -34,10 +34,6 @@ logger = logging.getLogger(__name__)
 
 TRANSACTION_LOG_VALUE_VERSION = 0
 _READ_CHUNK = 1 << 20
-
-
-def now_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 class TransactionStateManager:
@@ -76,7 +72,7 @@ class TransactionStateManager:
                                                TRANSACTION_LOG_VALUE_VERSION,
                                                metadata.to_value())
         builder = RecordBatchBuilder(base_offset=0)
-        builder.append(now_ms(), key, value)
+        builder.append(wall_clock_ms(), key, value)
         self.replicas.append(self.state_partition(metadata.transactional_id), builder.build(),
                              AppendOrigin.COORDINATOR)
         self.transactions[metadata.transactional_id] = metadata

@@ -4,12 +4,12 @@ cluster (option checks and messages as Kafka's ``TransactionsCommand`` makes the
 from __future__ import annotations
 
 import sys
-import time
 from typing import List, Optional
 
 import typer
 
 from ..errors import UsageError
+from ..storage.clock import wall_clock_ms
 from .app import EXIT_CODES_HELP, app
 from .group_options import log_dirs_argument
 from .output import (OutputFormat, backup_dir_option, err, execute_option, guarded_output,
@@ -29,10 +29,6 @@ transactions_app = typer.Typer(name="transactions", help=HELP, no_args_is_help=T
 app.add_typer(transactions_app, name="transactions")
 
 _OUTPUT_HELP = "text: kafka-transactions.sh's table; table; json; ndjson; yaml."
-
-
-def _now() -> int:
-    return time.time_ns() // 1_000_000
 
 
 def _write(table, output: str, notes: list[str]) -> int:
@@ -66,7 +62,7 @@ def list_(
     output: OutputFormat = output_option(_OUTPUT_HELP),
 ) -> None:
     txns = _transactions(log_dir)
-    table = txns.list(_now(), duration_filter, transactional_id_pattern)
+    table = txns.list(wall_clock_ms(), duration_filter, transactional_id_pattern)
     guarded_output(lambda: _write(table, output.value, txns.notes))
 
 
@@ -79,7 +75,7 @@ def describe(
     output: OutputFormat = output_option(_OUTPUT_HELP),
 ) -> None:
     txns = _transactions(log_dir)
-    table = txns.describe(transactional_id, _now())
+    table = txns.describe(transactional_id, wall_clock_ms())
     guarded_output(lambda: _write(table, output.value, txns.notes))
 
 
@@ -106,7 +102,7 @@ def describe_producers(
     output: OutputFormat = output_option(_OUTPUT_HELP),
 ) -> None:
     txns = _transactions(log_dir)
-    table, state = txns.producers(topic, partition, broker_id, _now())
+    table, state = txns.producers(topic, partition, broker_id, wall_clock_ms())
     notes = txns.log_dirs.notes + state.replica.notes
     guarded_output(lambda: _write(table, output.value, notes))
 
@@ -131,7 +127,8 @@ def find_hanging(
     output: OutputFormat = output_option(_OUTPUT_HELP),
 ) -> None:
     txns = _transactions(log_dir)
-    table, found = txns.hanging(topic, partition, broker_id, max_transaction_timeout, _now())
+    table, found = txns.hanging(topic, partition, broker_id, max_transaction_timeout,
+                                wall_clock_ms())
     notes = txns.notes + [f"{h.topic}-{h.partition} producer {h.producer_id} at offset "
                           f"{h.start_offset}: {h.note}" for h in found if h.note]
     guarded_output(lambda: _write(table, output.value, notes))
@@ -188,7 +185,7 @@ def abort(
                 raise UsageError("Missing required argument --coordinator-epoch")
             producer = (producer_id, producer_epoch, coordinator_epoch)
     txns = _transactions(log_dir)
-    now = _now()
+    now = wall_clock_ms()
     plans, notes = txns.abort_plans(topic, partition, start_offset=start_offset,
                                     producer=producer, all_hanging=all_hanging,
                                     broker_id=broker_id,

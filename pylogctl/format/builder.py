@@ -17,6 +17,7 @@ from .control import ControlRecordType, EndTransactionMarker, encode_control_key
 from .record import (NO_PARTITION_LEADER_EPOCH, NO_PRODUCER_EPOCH, NO_PRODUCER_ID, NO_SEQUENCE,
                      NO_TIMESTAMP, Header, TimestampType)
 from .record_batch import compute_attributes, encode_batch_header, encode_record
+from .varint import INT32_MAX
 
 HeaderLike = Header | tuple["str | bytes", "bytes | None"]  # bytes: a raw (maybe non-UTF-8) key
 
@@ -78,7 +79,7 @@ class RecordBatchBuilder:
                              f"(Offsets must increase monotonically).")
         if offset < self.base_offset:
             raise UsageError(f"Offset {offset} is below the batch base offset {self.base_offset}")
-        if offset - self.base_offset > 0x7FFFFFFF:
+        if offset - self.base_offset > INT32_MAX:
             raise UsageError(f"Maximum offset delta exceeded, base offset: {self.base_offset}, "
                              f"last offset: {offset}")
         if timestamp < 0 and timestamp != NO_TIMESTAMP:

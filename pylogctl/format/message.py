@@ -31,11 +31,21 @@ _INTS = {"int8": struct.Struct(">b"), "int16": struct.Struct(">h"), "int32": str
          "float64": struct.Struct(">d")}
 
 
+def uuid_text(raw: bytes) -> str:
+    """Kafka's ``Uuid.toString()`` of 16 raw bytes: URL-safe base64 without padding."""
+    return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
+
+
+def uuid_bytes(text: str) -> bytes:
+    """The 16 raw bytes of a ``Uuid.toString()`` text (``Uuid.fromString``)."""
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
 class KafkaUuid(bytes):
-    """16 raw bytes that render as Kafka's ``Uuid.toString()`` (URL-safe base64, no padding)."""
+    """16 raw bytes that render as Kafka's ``Uuid.toString()`` (:func:`uuid_text`)."""
 
     def __str__(self) -> str:
-        return base64.urlsafe_b64encode(bytes(self)).decode("ascii").rstrip("=")
+        return uuid_text(bytes(self))
 
 
 class MessageUnderflowError(CorruptRecordError):

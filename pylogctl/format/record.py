@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import enum
 from typing import NamedTuple
+from .varint import INT32_MAX
 
 NO_TIMESTAMP = -1
 NO_SEQUENCE = -1
@@ -108,13 +109,13 @@ class LegacyRecord(Record):
 
 def increment_sequence(sequence: int, increment: int) -> int:
     """Add to a producer sequence, wrapping at int32 max as Kafka does."""
-    if sequence > 0x7FFFFFFF - increment:
-        return increment - (0x7FFFFFFF - sequence) - 1
+    if sequence > INT32_MAX - increment:
+        return increment - (INT32_MAX - sequence) - 1
     return sequence + increment
 
 
 def decrement_sequence(sequence: int, decrement: int) -> int:
     """Subtract from a producer sequence, wrapping below 0 to int32 max as Kafka does."""
     if sequence < decrement:
-        return 0x7FFFFFFF - (decrement - sequence) + 1
+        return INT32_MAX - (decrement - sequence) + 1
     return sequence - decrement

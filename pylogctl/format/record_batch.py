@@ -26,7 +26,7 @@ from ..errors import CorruptRecordError, PylogctlError
 from .compression import Codec, decompress
 from .crc import crc32c
 from .record import NO_TIMESTAMP, Header, Record, TimestampType, increment_sequence
-from .varint import encode_varint, read_varint
+from .varint import INT32_MAX, encode_varint, read_varint
 from .java_string import java_utf8
 
 HEADER = struct.Struct(">qiibIhiqqqhii")
@@ -42,7 +42,6 @@ TIMESTAMP_TYPE_FLAG = 0x08
 TRANSACTIONAL_FLAG = 0x10
 CONTROL_FLAG = 0x20
 DELETE_HORIZON_FLAG = 0x40
-_INT32_MAX = 0x7FFFFFFF
 
 
 @dataclass(frozen=True)
@@ -405,7 +404,7 @@ def decode_records_py(data: bytes, count: int, base_offset: int, base_timestamp:
                     f"instead read {pos - start}", position=start)
             if has_seq:
                 seq = base_sequence + off_delta
-                if seq > _INT32_MAX:
+                if seq > INT32_MAX:
                     seq -= 0x80000000
             else:
                 seq = -1

@@ -35,6 +35,7 @@ from ..format.group_coordinator_records import GroupRecordType as T
 from ..format.group_coordinator_records import decode_group_record, encode_group_record
 from ..format.crc import crc32c
 from ..format.log_stream import HEADER_SIZE_UP_TO_MAGIC, iter_batches
+from ..format.varint import INT64_MAX, INT64_MIN
 from ..format.record_batch import (ATTRIBUTES_OFFSET, CODEC_MASK, CONTROL_FLAG, HEADER,
                                    LOG_OVERHEAD, RECORD_BATCH_OVERHEAD, TIMESTAMP_TYPE_FLAG,
                                    TRANSACTIONAL_FLAG, decode_records)
@@ -49,7 +50,6 @@ from .offset_commits import (OffsetAndMetadata, TopicPartition, decode_offset_co
                              decode_offset_commit_value)
 
 _SLOW_ATTRIBUTES = CODEC_MASK | TRANSACTIONAL_FLAG | CONTROL_FLAG
-_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 _COMMIT_TYPES = frozenset({int(T.LEGACY_OFFSET_COMMIT), int(T.OFFSET_COMMIT)})
 _GROUP_METADATA = int(T.GROUP_METADATA)
 _LOG_APPEND_TIME = TIMESTAMP_TYPE_FLAG
@@ -169,7 +169,7 @@ def _scan(segment: FileRecords, path: str, loaded: LoadedPartition, replay: Reco
     unpack = HEADER.unpack_from
     add_plain, needles = replay.add_plain, replay.needles
     fast = getattr(replay.latest, "scan", None) if needles is None else None
-    if not _INT64_MIN <= loaded.log_start_offset <= _INT64_MAX:
+    if not INT64_MIN <= loaded.log_start_offset <= INT64_MAX:
         fast = None
     log_start = loaded.log_start_offset
     pos = batches = 0

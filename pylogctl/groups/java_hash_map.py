@@ -2,11 +2,8 @@
 
 ``kafka-consumer-groups.sh --reset-offsets`` prints (and exports) its plan by iterating
 ``HashMap``s: groups keyed by id, partitions keyed by ``TopicPartition``. That order is not
-sorted but it is deterministic: a key's bucket is ``(h ^ (h >>> 16)) & (capacity - 1)`` for
-its ``hashCode`` h; the capacity starts at 16 and doubles whenever the size passes 3/4 of it;
-iteration walks the buckets in index order, each bucket in insertion order (a resize splits
-a bucket without reordering it). Buckets of 8 or more keys turn into trees in a big enough
-table, which this does not model: with Kafka's key counts that never happens in practice.
+sorted but it is deterministic (``HashMap``'s mechanics are
+:mod:`pylogctl.format.java_collections`'s, which the storage layer uses too).
 
 The group coordinator keeps members in a ``TimelineHashMap`` (:func:`timeline_order`), whose
 order the describe responses, and so ``kafka-consumer-groups.sh`` and
@@ -15,46 +12,20 @@ order the describe responses, and so ``kafka-consumer-groups.sh`` and
 
 from __future__ import annotations
 
-from typing import Callable, Hashable, Iterable, TypeVar
+from typing import Callable, Iterable, TypeVar
 
+from ..format.java_collections import capacity_for, hash_map_order, java_int
 from .offset_commits import TopicPartition
 from .partitioner import java_string_hash
 
-K = TypeVar("K", bound=Hashable)
+__all__ = ["capacity_for", "group_order", "hash_map_order", "partition_order",
+           "timeline_order", "topic_partition_hash"]
 T = TypeVar("T")
-
-_INT32 = 0xFFFFFFFF
-
-
-def _int32(n: int) -> int:
-    n &= _INT32
-    return n - (1 << 32) if n & 0x80000000 else n
 
 
 def topic_partition_hash(tp: TopicPartition) -> int:
     """``TopicPartition.hashCode``: ``31 * (31 + partition) + topic.hashCode()``."""
-    return _int32(31 * (31 + tp.partition) + java_string_hash(tp.topic))
-
-
-def capacity_for(size: int) -> int:
-    """The table size a ``HashMap`` filled with ``size`` puts (from empty) ends up with."""
-    capacity = 16
-    while size > capacity * 3 // 4:
-        capacity *= 2
-    return capacity
-
-
-def hash_map_order(keys: Iterable[K], hash_code: Callable[[K], int]) -> list[K]:
-    """``keys`` (in insertion order, duplicates ignored) in ``HashMap`` iteration order."""
-    unique = list(dict.fromkeys(keys))
-    mask = capacity_for(len(unique)) - 1
-
-    def bucket(key: K) -> int:
-        h = hash_code(key) & _INT32
-        return (h ^ (h >> 16)) & mask
-
-    # sorted() is stable: keys of one bucket keep their insertion order
-    return sorted(unique, key=bucket)
+    return java_int(31 * (31 + tp.partition) + java_string_hash(tp.topic))
 
 
 def group_order(group_ids: Iterable[str]) -> list[str]:

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import struct
 
-INT32_MIN = -(1 << 31)
+from ..format.varint import INT32_MIN
+
 _MASK = 0xFFFFFFFF
 
 

@@ -8,4 +8,10 @@ each record changes it, as Kafka's deltas replay it),
 Log dirs in object storage and remote file systems are read through :mod:`.filesystems` (URLs,
 listings, ranged reads over ``pyarrow.fs``), :mod:`.remote_mirror` (a local mirror for code
 that reads by path) and :mod:`.remote_records` (a remote segment's byte ranges).
+
+Topic configs: :mod:`.topic_config_def` is the one definition (names, types, defaults,
+validators, broker synonyms, Kafka's ``LogConfig`` ``ConfigDef`` and
+``ServerTopicConfigSynonyms``); :mod:`.log_config` the configs the engine acts on;
+:mod:`.topic_config` a topic's effective values and their sources. Log-dir checkpoint names and
+the log-start entry rule are :mod:`.checkpoint`'s; the wall clock is :mod:`.clock`'s.
 """

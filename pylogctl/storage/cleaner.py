@@ -37,6 +37,7 @@ from typing import Iterator, Sequence
 from ..errors import CorruptRecordError, LogSegmentOffsetOverflowError, PylogctlError
 from ..format.log_stream import AnyBatch
 from ..format.record_batch import CONTROL_FLAG
+from ..format.varint import INT32_MAX
 from .cleaned_txn import CleanedTransactionMetadata
 from .cleaner_config import CleanerConfig
 from .cleaner_filter import CleanerFilter
@@ -46,7 +47,6 @@ from .offset_map import SkimpyOffsetMap
 from .segment import LogSegment
 
 logger = logging.getLogger(__name__)
-INT32_MAX = 0x7FFFFFFF
 
 
 class LogCleaningError(PylogctlError):

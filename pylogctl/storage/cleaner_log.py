@@ -24,6 +24,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from ..format.varint import INT64_MAX
 from .backup import Backup
 from .file_records import FileRecords
 from .files import delete_if_exists
@@ -192,7 +193,7 @@ class CleanerLog:
         """``LocalLog.collectAbortedTransactions``: from the segment holding ``start`` on, the
         aborted transactions ending at or after the log start and starting before ``upper``."""
         found: list[AbortedTxn] = []
-        for segment in self.segments.values(start, 2**63 - 1):
+        for segment in self.segments.values(start, INT64_MAX):
             result = segment.collect_aborted_txns(self.log_start_offset, upper)
             found.extend(result.aborted_transactions)
             if result.is_complete:

@@ -28,7 +28,7 @@ from .log_config import LogConfig
 from .retention import (LOG_START_RULE, DeletedSegment, RetentionResult, delete_old_segments,
                         simulate)
 from .retention_plan import loaded_state
-from .segment import wall_clock_ms
+from .clock import wall_clock_ms
 
 OFFSET_OUT_OF_RANGE = "OFFSET_OUT_OF_RANGE"
 POLICY_VIOLATION = "POLICY_VIOLATION"

@@ -22,11 +22,11 @@ from ..format import record_batch
 from ..format.log_stream import LOG_OVERHEAD, AnyBatch, iter_batches
 from ..format.record import NO_PARTITION_LEADER_EPOCH, NO_TIMESTAMP
 from ..format.record_batch import RecordBatch
+from ..format.varint import INT32_MAX
 from .files import delete_if_exists, open_for_read
 from .remote_mirror import materialize
 
 RELEASE_EVERY = 64 * 1024 * 1024
-INT32_MAX = 0x7FFFFFFF
 _DONTNEED = getattr(mmap, "MADV_DONTNEED", 0)
 
 # The C batch walk (format/_speedups.c, scan_batches), when the accelerator is built and on

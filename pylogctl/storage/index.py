@@ -20,12 +20,12 @@ import os
 from typing import Callable, ClassVar, Generic, TypeVar
 
 from ..errors import FileUnreadableError, IndexOffsetOverflowError, PylogctlError
+from ..format.varint import INT32_MAX
 from .files import delete_if_exists, open_for_read
 from .naming import offset_from_file
 from .remote_mirror import materialize
 
 WARM_BYTES = 8192
-INT32_MAX = 0x7FFFFFFF
 T = TypeVar("T")
 
 

@@ -63,10 +63,10 @@ from __future__ import annotations
 
 import logging
 import os
-import time
 
 from ..errors import UsageError
 from .checkpoint import EpochEntry
+from .clock import wall_clock_ms
 from .load_apply import apply_load
 from .load_plan import CreateSegment, LoadInputs, LoadPlan, RecoverSegment
 from .load_planner import LoadError, LoadPlanner
@@ -102,7 +102,7 @@ def plan_load(partition_dir: str | os.PathLike[str], *, log_start_offset_checkpo
                          f"does not recover it", path=directory)
     inputs = LoadInputs(log_start_offset_checkpoint, recovery_point_checkpoint,
                         high_watermark_checkpoint, had_clean_shutdown)
-    now_ms = time.time_ns() // 1_000_000 if now_ms is None else now_ms
+    now_ms = wall_clock_ms() if now_ms is None else now_ms
     p = LoadPlanner(directory, inputs, config, now_ms)
     try:
         return _plan(p, inputs)

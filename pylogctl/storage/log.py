@@ -47,7 +47,8 @@ from .log_validator import RecordBatchTooLargeError, validate_and_assign_offsets
 from .producer_append import AppendOrigin
 from .producer_state import (ProducerStateManager, ProducerStateUpdate,
                              analyze_and_validate_producer_state, rebuild_producer_state)
-from .segment import LogSegment, RollParams, wall_clock_ms
+from .clock import wall_clock_ms
+from .segment import LogSegment, RollParams
 
 logger = logging.getLogger(__name__)
 

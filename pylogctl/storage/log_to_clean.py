@@ -22,10 +22,10 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
+from ..format.varint import INT64_MAX
 from .cleaner_log import CleanerLog
 
 logger = logging.getLogger(__name__)
-LONG_MAX = 2**63 - 1
 
 
 @dataclass(frozen=True)
@@ -87,7 +87,7 @@ def max_compaction_delay(log: CleanerLog, first_dirty_offset: int, now_ms: int) 
     """How far past ``max.compaction.lag.ms`` the oldest dirty segment is (0: not overdue)."""
     stamps = [ts for s in log.non_active_segments_from(first_dirty_offset)
               if (ts := s.first_batch_timestamp) is not None and ts > 0]
-    earliest = min(stamps, default=LONG_MAX)
+    earliest = min(stamps, default=INT64_MAX)
     clean_until = now_ms - max(log.config.max_compaction_lag_ms, 0)
     return clean_until - earliest if earliest < clean_until else 0
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from ..format.message import uuid_bytes
 from .topic_config_def import TOPIC_CONFIG_KEYS
 
 MIGRATING_DIR = "AAAAAAAAAAAAAAAAAAAAAA"  # DirectoryId.MIGRATING: placement not known yet
@@ -237,9 +238,7 @@ class MetadataImage:
 
 def uuid_key(text: str) -> tuple[int, int]:
     """Sort key of a Uuid as ``Uuid.compareTo`` orders them (signed halves)."""
-    import base64
-
-    raw = base64.urlsafe_b64decode(text + "==")
+    raw = uuid_bytes(text)
     hi, lo = (int.from_bytes(raw[i:i + 8], "big", signed=True) for i in (0, 8))
     return hi, lo
 

@@ -12,6 +12,8 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..format.varint import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN
+
 LOG_SUFFIX = ".log"
 INDEX_SUFFIX = ".index"
 TIME_INDEX_SUFFIX = ".timeindex"
@@ -100,7 +102,7 @@ def parse_raft_snapshot_name(name: str) -> RaftSnapshotName | None:
         raise ValueError(f"{name} is not a snapshot name Kafka's Snapshots.parse reads "
                          f"({{offset:020d}}-{{epoch:010d}}.checkpoint)")
     offset_value, epoch_value = int(offset), int(epoch)
-    if not (-2**63 <= offset_value < 2**63 and -2**31 <= epoch_value < 2**31):
+    if not (INT64_MIN <= offset_value <= INT64_MAX and INT32_MIN <= epoch_value <= INT32_MAX):
         raise ValueError(f"{name}: offset or epoch out of range for Kafka's Snapshots.parse")
     return RaftSnapshotName(offset_value, epoch_value, partial, deleted)
 
@@ -159,6 +161,6 @@ def parse_partition_dir_name(name: str) -> PartitionDirName | None:
         marker = m.group(1)
         name = name[:name.rindex(".")]
     topic, _, partition = name.rpartition("-")
-    if not topic or not re.fullmatch(r"[0-9]{1,10}", partition) or int(partition) > 2**31 - 1:
+    if not topic or not re.fullmatch(r"[0-9]{1,10}", partition) or int(partition) > INT32_MAX:
         return None
     return PartitionDirName(topic, int(partition), marker)

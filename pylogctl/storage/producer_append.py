@@ -32,8 +32,8 @@ from ..format.control import (ControlRecordType, EndTransactionMarker, parse_con
                               parse_end_txn_marker)
 from ..format.producer_snapshot import ProducerSnapshotEntry
 from ..format.record import NO_PRODUCER_EPOCH, NO_SEQUENCE, NO_TIMESTAMP, decrement_sequence
+from ..format.varint import INT32_MAX
 
-_INT32_MAX = 0x7FFFFFFF
 
 _log = logging.getLogger(__name__)
 _log.addHandler(logging.NullHandler())
@@ -372,5 +372,5 @@ class ProducerAppendInfo:
 
 
 def _in_sequence(last_seq: int, next_seq: int) -> bool:
-    return next_seq == last_seq + 1 or (next_seq == 0 and last_seq == _INT32_MAX)
+    return next_seq == last_seq + 1 or (next_seq == 0 and last_seq == INT32_MAX)
 

@@ -32,15 +32,16 @@ import bisect
 import contextlib
 import logging
 import os
-import time
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 from ..format.producer_snapshot import (CorruptSnapshotError, read_producer_snapshot,
                                         write_producer_snapshot)
+from ..format.java_collections import hash_map_order, long_hash_code
 from ..format.record import NO_PRODUCER_ID
 from .checkpoint import write_file_atomically
+from .clock import wall_clock_ms
 from .files import read_bytes
 from .naming import DELETED_FILE_SUFFIX, PRODUCER_SNAPSHOT_SUFFIX, offset_from_file, segment_file
 from .producer_append import (AppendOrigin, BatchMetadata, CompletedTxn, ProducerAppendInfo,
@@ -52,20 +53,6 @@ LATE_TRANSACTION_BUFFER_MS = 5 * 60 * 1000
 
 _log = logging.getLogger(__name__)
 _log.addHandler(logging.NullHandler())
-
-
-def _wall_clock_ms() -> int:
-    return time.time_ns() // 1_000_000
-
-
-def _java_hash_map_order(keys: Iterable[int], capacity: int) -> list[int]:
-    """``keys`` (in insertion order) as a ``java.util.HashMap<Long, V>`` of ``capacity`` buckets
-    iterates them: by bucket (``Long.hashCode`` spread by ``h ^ h >>> 16``), then insertion."""
-    def bucket(key: int) -> int:
-        u = key & 0xFFFF_FFFF_FFFF_FFFF
-        h = (u ^ (u >> 32)) & 0xFFFF_FFFF
-        return (h ^ (h >> 16)) & (capacity - 1)
-    return sorted(keys, key=bucket)
 
 
 # -- the manager -------------------------------------------------------------------------
@@ -103,7 +90,7 @@ class ProducerStateManager:
         """The producers as Kafka's ``HashMap`` iterates them (its snapshots and its
         ``DescribeProducers`` answers list them so)."""
         return [self._producers[pid]
-                for pid in _java_hash_map_order(self._producers, self._table_capacity)]
+                for pid in hash_map_order(self._producers, long_hash_code, self._table_capacity)]
 
     def last_entry(self, producer_id: int) -> ProducerStateEntry | None:
         return self._producers.get(producer_id)
@@ -239,7 +226,7 @@ class ProducerStateManager:
         """Load the latest readable snapshot (deleting corrupt ones on the way), skipping
         producers expired at ``now_ms`` (default: now); with none, the state starts empty at
         ``log_start_offset``."""
-        now_ms = _wall_clock_ms() if now_ms is None else now_ms
+        now_ms = wall_clock_ms() if now_ms is None else now_ms
         while self._snapshots:
             offset = max(self._snapshots)
             path = self._snapshots[offset]
@@ -507,7 +494,7 @@ def rebuild_producer_state(manager: ProducerStateManager, segment_base_offsets: 
     message format, nothing is scanned: empty snapshots are written at those offsets instead.
     """
     bases = sorted(segment_base_offsets)
-    now = _wall_clock_ms() if now_ms is None else now_ms
+    now = wall_clock_ms() if now_ms is None else now_ms
     offsets_to_snapshot = bases[-2:] + [last_offset]
     upgrade = manager.latest_snapshot_offset() is None and reload_from_clean_shutdown
     if not message_format_v2 or upgrade:

@@ -23,7 +23,7 @@ from .load_plan import CreateSegment, LoadPlan, LoadResult, RecoverSegment
 from .log_config import LogConfig
 from .naming import TIME_INDEX_SUFFIX, log_filename, segment_file
 from .retention import LogState, RetentionResult, SegmentInfo, simulate
-from .segment import wall_clock_ms
+from .clock import wall_clock_ms
 from .time_index import TimeIndex
 from .truncation_plan import segment_bytes_after_load, snapshots_after_load
 

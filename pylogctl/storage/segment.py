@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import logging
 import os
-import time
 from dataclasses import dataclass
 from typing import Callable
 
@@ -26,6 +25,8 @@ from ..errors import CorruptRecordError, LogSegmentOffsetOverflowError
 from ..format.log_stream import AnyBatch, batch_spans
 from ..format.record import NO_TIMESTAMP
 from ..format.record_batch import MAGIC_OFFSET, RECORD_BATCH_OVERHEAD, RecordBatch
+from ..format.varint import INT32_MAX
+from .clock import wall_clock_ms
 from .fetch_data_info import FetchDataInfo
 from .file_records import FileRecords, LogOffsetPosition, TimestampAndOffset
 from .files import delete_if_exists
@@ -56,12 +57,8 @@ except ImportError:
     _scan_recovery = None
 # bytes per C call: between calls the mapped pages are released and progress is reported
 RECOVERY_SCAN_BYTES = 8 * 1024 * 1024
-_NO_EPOCH_CACHE = 0x7FFFFFFF  # no leader epoch is above it: nothing to tell a cache
+_NO_EPOCH_CACHE = INT32_MAX  # no leader epoch is above it: nothing to tell a cache
 PRODUCER_ID_OFFSET = 43  # in a v2 batch header: its first byte < 0x80 means an id >= 0
-
-
-def wall_clock_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 @dataclass(frozen=True)

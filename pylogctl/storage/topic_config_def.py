@@ -17,11 +17,10 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from ..format.jackson import java_double_str
+from ..format.varint import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN
 
-LONG_MAX = 2**63 - 1
-
-INT_MIN, INT_MAX = -(2**31), 2**31 - 1
-LONG_MIN = -(2**63)
+# Java's Integer and Long bounds, by the names ConfigDef's types give them
+INT_MIN, INT_MAX, LONG_MIN, LONG_MAX = INT32_MIN, INT32_MAX, INT64_MIN, INT64_MAX
 
 # DescribeConfigsResponse.ConfigType
 BOOLEAN, STRING, INT, SHORT, LONG, DOUBLE, LIST, CLASS, PASSWORD = range(1, 10)

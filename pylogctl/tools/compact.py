@@ -24,7 +24,6 @@ defaults); the broker's ``log.cleaner.*`` settings from a :class:`CleanerConfig`
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
@@ -34,6 +33,7 @@ from ..storage.cleaner_config import CleanerConfig
 from ..storage.cleaner_log import CleanerLog
 from ..storage.cleaner_manager import (CleaningDecision, checkpoint_after, clean_log, decide,
                                        write_checkpoint)
+from ..storage.clock import wall_clock_ms
 from ..storage.load_plan import (DeleteSnapshot, RebuildProducerState, WriteLeaderEpochs,
                                   plain_data)
 from ..storage.lock import LogDirLock
@@ -140,7 +140,7 @@ class Compaction(LogDirRun[PartitionCompaction]):
 
     def __post_init__(self) -> None:
         self.resolve(self.paths, self.options.execute)
-        self.now_ms = (time.time_ns() // 1_000_000 if self.options.now_ms is None
+        self.now_ms = (wall_clock_ms() if self.options.now_ms is None
                        else self.options.now_ms)
         self._check_partitions()
         self.configs = TopicConfigs([t.log_dir for t in self.targets], self.options.config)

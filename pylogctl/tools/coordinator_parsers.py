@@ -29,10 +29,14 @@ from ..format.group_coordinator_records import (CONSUMER_PROTOCOL_ASSIGNMENT,
                                                 CONSUMER_PROTOCOL_SUBSCRIPTION,
                                                 OFFSET_COMMIT_VALUE, GroupRecordType,
                                                 decode_consumer_protocol, decode_group_record)
+from ..format.java_collections import spread
 from ..format.message import MessageUnderflowError, to_json_value
 from ..format.record import Record
 from ..format.share_coordinator_records import decode_share_record
 from ..format.transaction_log_records import TransactionState, decode_transaction_record
+from ..groups.java_hash_map import topic_partition_hash
+from ..groups.offset_commits import TopicPartition
+from ..groups.partitioner import java_string_hash
 from .record_parsers import DecoderAbortError, ParsedRecord
 
 DELETE = "<DELETE>"
@@ -265,31 +269,7 @@ class ShareGroupStateMessageParser:
         return _coordinator_json(record, decode_share_record)
 
 
-# -- Java hash codes and Scala 2.13 hash-table iteration order ------------------------------------
-
-def _int32(n: int) -> int:
-    n &= 0xFFFFFFFF
-    return n - (1 << 32) if n & 0x80000000 else n
-
-
-def _java_string_hash(s: str) -> int:
-    """``String.hashCode``: over UTF-16 code units, 31 multiplier, int32 overflow."""
-    data = s.encode("utf-16-be", "surrogatepass")
-    h = 0
-    for i in range(0, len(data), 2):
-        h = (31 * h + (data[i] << 8 | data[i + 1])) & 0xFFFFFFFF
-    return _int32(h)
-
-
-def _topic_partition_hash(topic: str, partition: int) -> int:
-    return _int32(31 * _int32(31 + partition) + _java_string_hash(topic))
-
-
-def _improve(h: int) -> int:
-    """Scala 2.13 mutable hash tables spread hashes as java.util.HashMap does."""
-    u = h & 0xFFFFFFFF
-    return _int32(u ^ (u >> 16))
-
+# -- Scala 2.13 hash-table iteration order -----------------------------------------------------
 
 def _table_order(items: Iterable[Any], hashes: dict[Any, int], size: int) -> list[Any]:
     """Iteration order of a table of ``size`` buckets whose lists are sorted by hash."""
@@ -304,7 +284,7 @@ def _scala_map_order(keys: Iterable[str]) -> list[str]:
         if len(hashes) + 1 >= int(size * 0.75):
             size *= 2
         if k not in hashes:
-            hashes[k] = _improve(_java_string_hash(k))
+            hashes[k] = spread(java_string_hash(k))
             seen.append(k)
     return _table_order(seen, hashes, size)
 
@@ -325,6 +305,6 @@ def _scala_set_order(groups: list[list[tuple[str, int]]]) -> list[tuple[str, int
             if len(unique) <= 4 and len(hashes) + 1 >= int(size * 0.75):
                 size *= 2  # Set1..Set4 are added one by one, with add()'s growth check
             if tp not in hashes:
-                hashes[tp] = _improve(_topic_partition_hash(*tp))
+                hashes[tp] = spread(topic_partition_hash(TopicPartition(*tp)))
                 seen.append(tp)
     return _table_order(seen, hashes, size)

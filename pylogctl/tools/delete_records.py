@@ -17,12 +17,12 @@ from typing import Any
 
 from ..errors import FileUnreadableError, UsageError
 from ..groups.delete_records import PartitionDeletion, execute, plan_deletions
+from ..format.varint import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN
 from ..groups.replicas import LogDirs
 from ..storage.lock import ensure_unlocked
 from .config import ConfigOptions, TopicConfigs
 
 Request = tuple[str, int, int]
-_LONG = (-2**63, 2**63 - 1)
 
 
 def parse_offset_json(text: str, source: str) -> list[Request]:
@@ -56,7 +56,8 @@ def parse_offset_json(text: str, source: str) -> list[Request]:
             if not isinstance(value, kind) or isinstance(value, bool):
                 raise UsageError(f"{where}: {name} {json.dumps(value)} is not "
                                  f"{'a string' if kind is str else 'an integer'}", path=source)
-        if not -2**31 <= p["partition"] < 2**31 or not _LONG[0] <= p["offset"] <= _LONG[1]:
+        if not (INT32_MIN <= p["partition"] <= INT32_MAX
+                and INT64_MIN <= p["offset"] <= INT64_MAX):
             raise UsageError(f"{where}: a number out of range", path=source)
         out.append((p["topic"], p["partition"], p["offset"]))
     seen: dict[tuple[str, int], int] = {}

@@ -22,6 +22,7 @@ from ..format.log_stream import AnyBatch
 from ..format.message import to_json_value
 from ..format.record import LegacyRecord, Record
 from ..format.record_batch import RecordBatch
+from ..format.varint import INT64_MAX, INT64_MIN
 from ..storage.file_records import FileRecords
 from ..storage.naming import (BOOTSTRAP_CHECKPOINT, CHECKPOINT_SUFFIX, LOG_SUFFIX,
                               offset_from_file, snapshot_id_from_file)
@@ -45,7 +46,6 @@ except ImportError:  # not built, or built before them
 if os.environ.get("PYLOGCTL_NO_SPEEDUPS", "") not in ("", "0"):
     _c_batch_lines = _c_record_lines = _c_area_lines = None
 _LINES_PER_CHUNK = 4096
-_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 PROGRESS_STEP = 4 * 1024 * 1024  # bytes between progress reports: a call per batch costs
 
 @dataclass
@@ -157,7 +157,7 @@ def _dump_batches(dump: LogDump, lines: bool = False) -> Iterator[dict[str, Any]
                             progress(valid_bytes - reported)
                             reported = valid_bytes
                         continue
-                elif deep_fast and _INT64_MIN <= last_offset <= _INT64_MAX:
+                elif deep_fast and INT64_MIN <= last_offset <= INT64_MAX:
                     # likewise with the record lines, as UTF-8 bytes
                     text, pos, count, last_offset, gaps = _c_record_lines(
                         fr.view, pos, fr.end, _LINES_PER_CHUNK, last_offset, flags)
@@ -176,7 +176,7 @@ def _dump_batches(dump: LogDump, lines: bool = False) -> Iterator[dict[str, Any]
                 for batch in fr.batches(pos):
                     position = batch.position
                     if (deep_fast and type(batch) is RecordBatch and batch.attributes & 0x07
-                            and _INT64_MIN <= last_offset <= _INT64_MAX):
+                            and INT64_MIN <= last_offset <= INT64_MAX):
                         done = _area_lines(batch, fr.view, last_offset, flags)
                         if done is not None:  # a compressed batch, rendered in C
                             text, last_offset, gaps = done

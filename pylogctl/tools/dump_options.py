@@ -8,7 +8,9 @@ from typing import Callable
 
 from .decoders import SCHEMAS_TOPIC
 
-DEFAULT_MAX_BYTES = 2**31 - 1
+from ..format.varint import INT32_MAX
+
+DEFAULT_MAX_BYTES = INT32_MAX
 DEFAULT_MAX_MESSAGE_SIZE = 5 * 1024 * 1024
 
 

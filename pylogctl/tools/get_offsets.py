@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
 from ..errors import UsageError
+from ..format.varint import INT32_MAX
 from ..groups.list_offsets import ListedOffset, OffsetLister
 from ..groups.replicas import LogDirs
 from ..storage.list_offsets import SPEC_NAMES
@@ -26,7 +27,6 @@ from ..storage.topic_config import INTERNAL_TOPICS
 
 # GetOffsetShell.TOPIC_PARTITION_PATTERN
 TOPIC_PARTITION_PATTERN = re.compile(r"([^:,]*)(?::(?:([0-9]*)|(?:([0-9]*)-([0-9]*))))?")
-INT_MAX = 2**31 - 1
 _BY_NAME = {name: value for value, name in SPEC_NAMES.items()}
 TIME_HELP = " / ".join(f"{v} or {n}" for v, n in sorted(SPEC_NAMES.items(), reverse=True))
 
@@ -67,7 +67,7 @@ def _java_split(text: str) -> list[str]:
 
 def _int(text: str) -> int:
     value = int(text)
-    if value > INT_MAX:
+    if value > INT32_MAX:
         raise UsageError(f'For input string: "{text}"')
     return value
 
@@ -83,7 +83,7 @@ def rule(spec: str) -> PartitionRule:
         wanted = _int(group[1])
         return lambda topic, p: pattern.fullmatch(topic) is not None and p == wanted
     low = _int(group[2]) if group[2] is not None else 0
-    high = _int(group[3]) if group[3] is not None else INT_MAX
+    high = _int(group[3]) if group[3] is not None else INT32_MAX
     return lambda topic, p: pattern.fullmatch(topic) is not None and low <= p < high
 
 

@@ -12,7 +12,6 @@ again and checks that the coordinator would now see exactly what was planned.
 from __future__ import annotations
 
 import os
-import time
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Sequence
 
@@ -25,6 +24,7 @@ from ..groups.offset_reset import LogOffsets, ResetPlan, ResetPlanner, ResetSpec
 from ..groups.offsets_append import AppendOutcome, append_group_batches
 from ..groups.record_helpers import (KeyValue, group_tombstones, offset_commit_record,
                                      offset_tombstones)
+from ..storage.clock import wall_clock_ms
 from .consumer_groups import ConsumerGroups
 
 class GroupError(NamedTuple):
@@ -84,7 +84,7 @@ class GroupChanges:
 
     def __init__(self, groups: ConsumerGroups, now_ms: int | None = None) -> None:
         self.groups = groups
-        self.now_ms = int(time.time() * 1000) if now_ms is None else now_ms
+        self.now_ms = wall_clock_ms() if now_ms is None else now_ms
         self.writes: dict[int, list[tuple[str, list[KeyValue]]]] = {}
         self.expected: dict[str, dict[TopicPartition, int | None]] = {}
         self.deleted_groups: list[str] = []

@@ -23,11 +23,11 @@ from typing import Any, Iterator
 
 from ..errors import ExitCode, LogDirLockedError, PylogctlError
 from ..groups.stranded_commits import StrandedCommit, stranded_commits
+from ..storage.clock import wall_clock_ms
 from ..storage.load_plan import plain_data, step_to_dict
 from ..storage.lock import LogDirLock
 from ..storage.log_manager import LogDir, PartitionEntry
 from ..storage.retention_plan import RetentionOutcome, RetentionPlan
-from ..storage.segment import wall_clock_ms
 from ..storage.topic_config import TopicConfig
 from .config import ConfigOptions, TopicConfigs, selected_entries
 from .log_dir_run import LogDirRun, Target

@@ -18,7 +18,7 @@ from pylogctl.storage.cleaner import Cleaner
 from pylogctl.storage.cleaner_config import CleanerConfig
 from pylogctl.storage.log_config import LogConfig
 from pylogctl.storage.log_manager import CLEANER_OFFSET_CHECKPOINT
-from pylogctl.storage.segment import wall_clock_ms
+from pylogctl.storage.clock import wall_clock_ms
 
 NOW = BASE_TS + DAY
 COMPACT = LogConfig(cleanup_policy=("compact",), segment_bytes=600,

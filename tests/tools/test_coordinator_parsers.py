@@ -12,7 +12,11 @@ from pylogctl.format.group_coordinator_records import (CONSUMER_PROTOCOL_ASSIGNM
                                                        CONSUMER_PROTOCOL_SUBSCRIPTION,
                                                        encode_consumer_protocol,
                                                        encode_group_record)
+from pylogctl.format.java_collections import spread
 from pylogctl.format.transaction_log_records import encode_transaction_record
+from pylogctl.groups.java_hash_map import topic_partition_hash
+from pylogctl.groups.offset_commits import TopicPartition
+from pylogctl.groups.partitioner import java_string_hash
 from pylogctl.storage.file_records import FileRecords
 from pylogctl.tools import coordinator_parsers as cp
 from pylogctl.tools.coordinator_parsers import OffsetsMessageParser, TransactionLogMessageParser
@@ -305,18 +309,18 @@ def test_legacy_transaction_log_errors(fields, message):
 
 def test_java_hash_codes():
     # values printed by a JVM (jshell) for the same inputs
-    assert cp._java_string_hash("hello") == 99162322
-    assert cp._java_string_hash("polygenelubricants") == -2147483648
-    assert cp._java_string_hash("consumer-1-\u00e9\U0001F600") == -1788431399
-    assert cp._topic_partition_hash("topic1", 7) == -868033156
-    assert cp._improve(-1788431399) == -1788467521
+    assert java_string_hash("hello") == 99162322
+    assert java_string_hash("polygenelubricants") == -2147483648
+    assert java_string_hash("consumer-1-\u00e9\U0001F600") == -1788431399
+    assert topic_partition_hash(TopicPartition("topic1", 7)) == -868033156
+    assert spread(-1788431399) == -1788467521
 
 
 def test_scala_hash_table_orders():
     # 12 keys: the 12th put finds contentSize + 1 >= threshold (12) and doubles the table
     keys = [f"member-{i}" for i in range(13)]
     order = cp._scala_map_order(keys)
-    hashes = {k: cp._improve(cp._java_string_hash(k)) for k in keys}
+    hashes = {k: spread(java_string_hash(k)) for k in keys}
     assert order == sorted(keys, key=lambda k: (hashes[k] & 31, hashes[k]))
     assert cp._scala_map_order(["x", "y", "x"]) == ["x", "y"]
     # a topic with more than four partitions is sized by sizeHint: 6 -> 16 buckets, 13 -> 32
