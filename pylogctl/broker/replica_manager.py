@@ -22,6 +22,7 @@ import re
 import uuid
 from dataclasses import dataclass, field
 
+from ..format import group_coordinator_records, transaction_log_records
 from ..storage.log import AppendInfo, FetchIsolation, Log, LogReadInfo
 from ..storage.log_config import LogConfig
 from ..storage.producer_append import AppendOrigin
@@ -30,8 +31,8 @@ from .log_manager import LoadedLog, LogManager, new_kafka_uuid
 
 logger = logging.getLogger(__name__)
 
-OFFSETS_TOPIC = "__consumer_offsets"
-TRANSACTION_STATE_TOPIC = "__transaction_state"
+OFFSETS_TOPIC = group_coordinator_records.TOPIC
+TRANSACTION_STATE_TOPIC = transaction_log_records.TOPIC
 _LEGAL_TOPIC = re.compile(r"[a-zA-Z0-9._-]+")
 MAX_TOPIC_LENGTH = 249
 

@@ -40,6 +40,7 @@ from ..groups.transaction_metadata import (COMPLETE_ABORT, COMPLETE_COMMIT, EMPT
                                              is_epoch_exhausted)
 from ..storage.clock import wall_clock_ms
 from ..storage.producer_append import AppendOrigin, ProducerStateError
+from ..storage.producer_state import TRANSACTIONS_MAX_TIMEOUT_MS_DEFAULT
 from .error_codes import Errors, error_for
 from .group_coordinator import GroupCoordinator
 from .producer_id_manager import ProducerIdManager
@@ -52,7 +53,7 @@ logger = logging.getLogger(__name__)
 @dataclass(frozen=True)
 class TransactionConfig:
     state_log_partitions: int = 50  # transaction.state.log.num.partitions
-    max_timeout_ms: int = 900_000  # transaction.max.timeout.ms
+    max_timeout_ms: int = TRANSACTIONS_MAX_TIMEOUT_MS_DEFAULT  # transaction.max.timeout.ms
     abort_interval_ms: int = 10_000  # transaction.abort.timed.out.transaction.cleanup.interval.ms
 
 

@@ -15,6 +15,7 @@ from functools import cached_property
 from typing import Any, Sequence
 
 from ..errors import UsageError
+from ..format.transaction_log_records import TransactionState
 from ..groups.hanging_transactions import HangingTransaction, find_hanging, partitions_to_search
 from ..groups.producer_states import PartitionProducers, producer_states, replica_for
 from ..groups.java_hash_map import partition_order
@@ -97,7 +98,7 @@ class Transactions:
     def describe(self, transactional_id: str, now_ms: int) -> TransactionTable:
         self._need_topic()
         entry = self.states.get(transactional_id)
-        if entry is None or str(entry.metadata.state) == "Dead":
+        if entry is None or entry.metadata.state == TransactionState.Dead:
             where = self.topic.partition_for(transactional_id)
             raise UsageError(f"Failed to describe transaction state of transactional-id "
                              f"`{transactional_id}`: The transactionalId could not be found "
