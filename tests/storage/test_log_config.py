@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from pylogctl.errors import UsageError
-from pylogctl.storage.log_config import LogConfig
+from pylogctl.storage.log_config import (LOG_CONFIG_NAMES, OFFSETS_TOPIC_CONFIG,
+                                         TRANSACTION_STATE_TOPIC_CONFIG, LogConfig)
+from pylogctl.storage.topic_config_def import ConfigError, validate_topic_configs
 from pylogctl.storage.log_offset_metadata import LogOffsetMetadata
 
 
@@ -46,6 +48,36 @@ def test_from_properties_parses_kafka_names():
 def test_invalid_configs_are_refused(props, message):
     with pytest.raises(UsageError, match=message):
         LogConfig.from_properties(props)
+
+
+PROBES = ["-2", "-1", "0", "1", "13", "14", "0.5", "1.5", "2147483648", "9223372036854775808",
+          "abc", "", " 7 ", "+5", "1_000", "true", "yes", "delete", "compact,delete",
+          "compact,", "delete,delete", "producer", "zstd", "LZ4", "CreateTime", "inf"]
+
+
+@pytest.mark.parametrize("name", LOG_CONFIG_NAMES)
+def test_log_config_parses_and_validates_as_the_topic_config_definition(name):
+    """LogConfig takes what Kafka's ConfigDef takes (one parser, one set of validators), with
+    Kafka's message for what it refuses."""
+    for probe in PROBES:
+        try:
+            validate_topic_configs({name: probe})
+            expected = None
+        except ConfigError as exc:
+            expected = exc.message
+        try:
+            LogConfig.from_properties({name: probe})
+            got = None
+        except UsageError as exc:
+            got = exc.message
+        assert got == expected, (name, probe)
+
+
+def test_internal_topics_are_created_as_kafkas_coordinators_create_them():
+    for config in (OFFSETS_TOPIC_CONFIG, TRANSACTION_STATE_TOPIC_CONFIG):
+        assert config.compact and not config.delete and config.segment_bytes == 100 * 1024 * 1024
+    assert OFFSETS_TOPIC_CONFIG.compression_type == "producer"
+    assert TRANSACTION_STATE_TOPIC_CONFIG.compression_type == "uncompressed"
 
 
 def test_log_offset_metadata_comparisons():
