@@ -2,7 +2,7 @@
 engine acts on.
 
 Field names are Kafka's topic config names written the Python way (``segment.index.bytes`` ->
-``segment_index_bytes``); :meth:`LogConfig.from_properties` takes the dotted names. Defaults and
+``segment_index_bytes``); :meth:`LogConfig.from_properties` takes the dotted names. Defaults,
 parsing, validators and rendering are the topic config definitions' (:mod:`.topic_config_def`).
 Broker-level names (``log.segment.bytes``, ...) are the broker's business and map onto these.
 """
