@@ -17,7 +17,6 @@ records before they cross to the JVM.
 from __future__ import annotations
 
 import json
-import os
 import re
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Iterator
