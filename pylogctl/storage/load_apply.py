@@ -76,7 +76,7 @@ from .load_plan import (SEGMENT_FILE_SUFFIXES, CreateSegment, DeleteFile, Delete
                         RecoverSegment, RenameFile, SplitSegment, Step, WriteLeaderEpochs)
 from .lock import LogDirLock
 from .naming import (CLEANED_FILE_SUFFIX, DELETED_FILE_SUFFIX, LOG_SUFFIX, SWAP_FILE_SUFFIX,
-                     offset_from_file, segment_file)
+                     offset_from_name, segment_file)
 from .producer_recovery import producer_state_before
 from .producer_state import ProducerStateManager, list_snapshot_files, rebuild_producer_state
 from .segment import LogSegment
@@ -262,9 +262,8 @@ class _Applier:
         out = []
         for name in sorted(os.listdir(self.dir)):
             if name.endswith(LOG_SUFFIX):
-                try:
-                    base = offset_from_file(name)
-                except ValueError:
+                base = offset_from_name(name)
+                if base is None:
                     continue
                 if below is None or base < below:
                     out.append((base, os.path.join(self.dir, name)))

@@ -19,9 +19,9 @@ from .checkpoint import EpochEntry
 from .leader_epoch_cache import LeaderEpochFileCache
 from .load_plan import (SEGMENT_FILE_SUFFIXES, DeleteFile, DeleteSegment, FileState, LoadInputs,
                         Step, WriteLeaderEpochs)
-from .load_view import DirView, list_files, name_offset, segment_name
+from .load_view import DirView, list_files
 from .log_config import LogConfig
-from .naming import LOG_SUFFIX, PRODUCER_SNAPSHOT_SUFFIX
+from .naming import LOG_SUFFIX, PRODUCER_SNAPSHOT_SUFFIX, offset_from_name, segment_name
 from .segment_check import RecoveryScan, scan_for_recovery
 from .segment_split import SplitScratch
 
@@ -121,7 +121,7 @@ class LoadPlanner:
     def snapshots(self) -> dict[int, str]:
         out = {}
         for name in self.view.names():
-            offset = name_offset(name)
+            offset = offset_from_name(name)
             if name.endswith(PRODUCER_SNAPSHOT_SUFFIX) and offset is not None:
                 out[offset] = self.view.path(name)
         return out

@@ -31,8 +31,7 @@ import os
 
 from .load_plan import CreateSegment, DeleteSnapshot
 from .load_planner import LoadError, LoadPlanner
-from .load_view import segment_name
-from .naming import LOG_SUFFIX, RaftSnapshotName, parse_raft_snapshot_name
+from .naming import LOG_SUFFIX, RaftSnapshotName, parse_raft_snapshot_name, segment_name
 
 METADATA_LOG_DIR = "__cluster_metadata-0"
 

@@ -15,10 +15,10 @@ import os
 from .load_plan import DeleteSnapshot, RecoverSegment
 from .load_planner import LoadPlanner, SegmentRecovery
 from .load_swaps import retry_on_offset_overflow
-from .load_view import name_offset, segment_name
 from .log_config import LONG_MAX
 from .log_segments import bases_in_range
-from .naming import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX
+from .naming import (INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX,
+                     offset_from_name, segment_name)
 from .producer_recovery import producer_state_before, replay_aborted_txns
 from .segment_check import check_indexes, read_next_offset
 
@@ -38,11 +38,11 @@ def load_segment_files(p: LoadPlanner) -> None:
 def _load_segment_files(p: LoadPlanner) -> None:
     for name in p.view.names():
         if name.endswith(INDEX_SUFFIXES):
-            offset = name_offset(name)
+            offset = offset_from_name(name)
             if offset is not None and segment_name(offset, LOG_SUFFIX) not in p.view:
                 p.delete_file(name, "an orphaned index file, with no corresponding log file")
         elif name.endswith(LOG_SUFFIX):
-            base = name_offset(name)
+            base = offset_from_name(name)
             if base is None:
                 p.note(f"{name} is not named by an offset: ignored")
                 continue

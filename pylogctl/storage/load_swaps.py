@@ -16,10 +16,9 @@ from typing import Callable, TypeVar
 from .checkpoint import TEMP_SUFFIX
 from .load_plan import SEGMENT_FILE_SUFFIXES, DeleteSnapshot, RenameFile, SplitSegment
 from .load_planner import LoadError, LoadPlanner, OffsetOverflow
-from .load_view import name_offset, segment_name
 from .log_config import LONG_MAX
 from .naming import (CLEANED_FILE_SUFFIX, DELETED_FILE_SUFFIX, LOG_SUFFIX,
-                     PRODUCER_SNAPSHOT_SUFFIX, SWAP_FILE_SUFFIX)
+                     PRODUCER_SNAPSHOT_SUFFIX, SWAP_FILE_SUFFIX, offset_from_name, segment_name)
 from .segment_check import read_next_offset
 from .segment_split import SegmentSplitError, overflow_text, split_source
 
@@ -44,11 +43,11 @@ def remove_temp_files_and_collect_swaps(p: LoadPlanner) -> list[str]:
             cleaned.append(name)
         elif name.endswith(SWAP_FILE_SUFFIX):
             swaps.append(name)
-    cleaned_offsets = [o for o in map(name_offset, cleaned) if o is not None]
+    cleaned_offsets = [o for o in map(offset_from_name, cleaned) if o is not None]
     min_cleaned = min(cleaned_offsets, default=LONG_MAX)
     valid = []
     for name in swaps:
-        offset = name_offset(name)
+        offset = offset_from_name(name)
         if offset is not None and offset >= min_cleaned:
             p.delete_file(name, f"an invalid swap file: its offset is at or above the smallest "
                           f".cleaned offset {min_cleaned}, so it belongs to an unfinished split "
@@ -64,7 +63,7 @@ def remove_temp_files_and_collect_swaps(p: LoadPlanner) -> list[str]:
 def complete_swap_operations(p: LoadPlanner, swaps: list[str]) -> None:
     low, high = LONG_MAX, -LONG_MAX - 1
     for name in swaps:
-        base = name_offset(name)
+        base = offset_from_name(name)
         if base is None or not name[:-len(SWAP_FILE_SUFFIX)].endswith(LOG_SUFFIX):
             continue
         next_offset, _, problem = read_next_offset(p.path(name), base)
@@ -72,7 +71,7 @@ def complete_swap_operations(p: LoadPlanner, swaps: list[str]) -> None:
             p.notes.append(f"{name}: {problem}")
         low, high = min(low, base), max(high, next_offset)
     for name in p.view.names():
-        offset = name_offset(name)
+        offset = offset_from_name(name)
         if not name.endswith(SWAP_FILE_SUFFIX) and offset is not None and low <= offset < high:
             p.delete_file(name, f"compacted or split into the swap files covering offsets "
                           f"[{low}, {high}) but not yet deleted")
@@ -89,12 +88,12 @@ def complete_swap_operations(p: LoadPlanner, swaps: list[str]) -> None:
 
 def _delete_split_source(p: LoadPlanner, low: int, high: int) -> None:
     """pylogctl's rule beside Kafka's range (see :func:`segment_split.split_source`)."""
-    logs = {name_offset(n): p.path(n) for n in p.view.names() if n.endswith(LOG_SUFFIX)}
+    logs = {offset_from_name(n): p.path(n) for n in p.view.names() if n.endswith(LOG_SUFFIX)}
     base = split_source({o: path for o, path in logs.items() if o is not None}, low, high)
     if base is None:
         return
     for name in p.view.names():
-        if name_offset(name) == base and not name.endswith(SWAP_FILE_SUFFIX):
+        if offset_from_name(name) == base and not name.endswith(SWAP_FILE_SUFFIX):
             p.delete_file(name, f"split into the swap files covering offsets [{low}, {high}), "
                           f"which hold every batch of segment {base}, but not yet deleted "
                           f"(pylogctl's rule: Kafka's range starts at the first split segment, "

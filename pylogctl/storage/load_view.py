@@ -1,35 +1,17 @@
 """The partition dir as load planning sees it: planning only reads, so each planned step is
 played on this view instead of on the files, and later steps read the dir the earlier ones leave.
 
-Names are parsed as Kafka's loader parses them (``offsetFromFileName``: any long before the
-first ``.``), not by :func:`naming.file_offset`'s 20-digit rule, so that planning skips and keeps
-exactly the files Kafka's loader would.
+Names are parsed as Kafka's loader parses them (:func:`naming.offset_from_name`: any long before
+the first ``.``), not by :func:`naming.file_offset`'s 20-digit rule, so that planning skips and
+keeps exactly the files Kafka's loader would.
 """
 
 from __future__ import annotations
 
 import os
-import re
 
 from ..errors import FileUnreadableError
 from .load_plan import FileState
-from .log_config import LONG_MAX
-from .naming import filename_prefix
-
-_LONG = re.compile(r"[+-]?\d+")
-
-
-def name_offset(name: str) -> int | None:
-    """Kafka's ``offsetFromFileName``: the text before the first ``.`` as a long, or None where
-    Kafka's parse fails (such files are skipped)."""
-    head, dot, _ = name.partition(".")
-    if not dot or not _LONG.fullmatch(head) or not -LONG_MAX - 1 <= int(head) <= LONG_MAX:
-        return None
-    return int(head)
-
-
-def segment_name(base: int, suffix: str) -> str:
-    return filename_prefix(base) + suffix
 
 
 class DirView:

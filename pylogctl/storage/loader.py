@@ -75,9 +75,8 @@ from .load_raft import is_metadata_log_dir, plan_raft_snapshots
 from .load_recovery import (delete_segments_if_log_start_above_log_end, load_segment_files,
                             recover_log, recovery_steps)
 from .load_swaps import complete_swap_operations, remove_temp_files_and_collect_swaps
-from .load_view import segment_name
 from .log_config import LogConfig
-from .naming import LOG_SUFFIX
+from .naming import LOG_SUFFIX, segment_name
 
 __all__ = ["plan_load", "apply_load", "LoadError"]
 

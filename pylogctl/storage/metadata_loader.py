@@ -35,7 +35,7 @@ from .file_records import FileRecords
 from .log_dir import list_dir
 from . import metadata_delta
 from .metadata_image import MetadataImage, Provenance, ReplayFault
-from .naming import LOG_SUFFIX, offset_from_file, snapshot_id_from_file
+from .naming import LOG_SUFFIX, file_offset, snapshot_id_from_file
 
 METADATA_PARTITION_DIR = "__cluster_metadata-0"
 BEGIN = API_KEYS["BEGIN_TRANSACTION_RECORD"]
@@ -229,8 +229,8 @@ def metadata_files(metadata_dir: str) -> tuple[list[tuple[tuple[int, int], str]]
         snapshot_id = snapshot_id_from_file(entry.name)
         if snapshot_id is not None:
             snapshots.append((snapshot_id, entry.path))
-        elif entry.name.endswith(LOG_SUFFIX) and entry.name[:20].isdigit():
-            segments.append((offset_from_file(entry.name), entry.path))
+        elif entry.name.endswith(LOG_SUFFIX) and (base := file_offset(entry.name)) is not None:
+            segments.append((base, entry.path))
     return sorted(snapshots), sorted(segments)
 
 

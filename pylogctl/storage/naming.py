@@ -26,6 +26,7 @@ DELETED_FILE_SUFFIX = ".deleted"
 CLEANED_FILE_SUFFIX = ".cleaned"
 SWAP_FILE_SUFFIX = ".swap"
 _OFFSET_NAME_RE = re.compile(r"^(\d{20})[.-]")
+_JAVA_INT = re.compile(r"[+-]?\d+")  # what Long.parseLong and Integer.parseInt accept
 # ``{topic}-{partition}.{uuid}-delete`` (deleted topic), ``-future`` (intra-broker move),
 # ``-stray`` (KRaft: a replica the controller no longer assigns here)
 _MARKED_DIR_RE = re.compile(r"^\S+-\S+\.\S+-(delete|future|stray)$")
@@ -37,8 +38,13 @@ def filename_prefix(offset: int) -> str:
     return f"{offset:020d}"
 
 
+def segment_name(offset: int, suffix: str) -> str:
+    """``{offset:020d}{suffix}``: a segment's file (``.log``), an index, a snapshot."""
+    return filename_prefix(offset) + suffix
+
+
 def log_filename(offset: int) -> str:
-    return filename_prefix(offset) + LOG_SUFFIX
+    return segment_name(offset, LOG_SUFFIX)
 
 
 def segment_file(directory: str | os.PathLike[str], base_offset: int, suffix: str,
@@ -56,10 +62,22 @@ def replace_suffix(path: str | os.PathLike[str], old_suffix: str, new_suffix: st
     return path[:len(path) - len(old_suffix)] + new_suffix
 
 
+def offset_from_name(name: str) -> int | None:
+    """Kafka's ``LogFileUtils.offsetFromFileName``: the text before the first ``.`` as a long,
+    or None where Kafka's ``Long.parseLong`` throws (the loader skips such files)."""
+    head, dot, _ = name.partition(".")
+    if not dot or not _JAVA_INT.fullmatch(head) or not -2**63 <= int(head) < 2**63:
+        return None
+    return int(head)
+
+
 def offset_from_file(path: str | os.PathLike[str]) -> int:
-    """Base offset from a file name: the name up to its first ``.``, parsed as a long."""
+    """:func:`offset_from_name` of a path's file name; ValueError where Kafka's parse throws."""
     name = Path(path).name
-    return int(name.split(".", 1)[0])
+    offset = offset_from_name(name)
+    if offset is None:
+        raise ValueError(f"{name} is not named by an offset")
+    return offset
 
 
 def snapshot_id_from_file(path: str | os.PathLike[str]) -> tuple[int, int] | None:
@@ -98,16 +116,13 @@ def parse_raft_snapshot_name(name: str) -> RaftSnapshotName | None:
     if not (partial or deleted or name.endswith(CHECKPOINT_SUFFIX)):
         return None
     offset, epoch = name[:20], name[21:31]
-    if len(epoch) != 10 or not _JAVA_INT.match(offset) or not _JAVA_INT.match(epoch):
+    if len(epoch) != 10 or not _JAVA_INT.fullmatch(offset) or not _JAVA_INT.fullmatch(epoch):
         raise ValueError(f"{name} is not a snapshot name Kafka's Snapshots.parse reads "
                          f"({{offset:020d}}-{{epoch:010d}}.checkpoint)")
     offset_value, epoch_value = int(offset), int(epoch)
     if not (INT64_MIN <= offset_value <= INT64_MAX and INT32_MIN <= epoch_value <= INT32_MAX):
         raise ValueError(f"{name}: offset or epoch out of range for Kafka's Snapshots.parse")
     return RaftSnapshotName(offset_value, epoch_value, partial, deleted)
-
-
-_JAVA_INT = re.compile(r"^[+-]?\d+$")
 
 
 def suffix_of(path: str | os.PathLike[str]) -> str:
@@ -122,6 +137,13 @@ def file_offset(path: str | os.PathLike[str]) -> int | None:
     (whatever follows the 20 digits), or None for a file not named by an offset."""
     m = _OFFSET_NAME_RE.match(Path(path).name)
     return int(m.group(1)) if m else None
+
+
+def log_file_offset(path: str | os.PathLike[str]) -> int | None:
+    """The base offset of a file named exactly as Kafka names a segment
+    (``{base:020d}.log``), or None."""
+    offset = file_offset(path)
+    return offset if offset is not None and Path(path).name == log_filename(offset) else None
 
 
 @dataclass(frozen=True)

@@ -43,7 +43,7 @@ from ..format.record import NO_PRODUCER_ID
 from .checkpoint import write_file_atomically
 from .clock import wall_clock_ms
 from .files import read_bytes
-from .naming import DELETED_FILE_SUFFIX, PRODUCER_SNAPSHOT_SUFFIX, offset_from_file, segment_file
+from .naming import DELETED_FILE_SUFFIX, PRODUCER_SNAPSHOT_SUFFIX, offset_from_name, segment_file
 from .producer_append import (AppendOrigin, BatchMetadata, CompletedTxn, ProducerAppendInfo,
                               ProducerBatch, ProducerStateEntry, TxnMetadata)
 
@@ -365,10 +365,9 @@ def list_snapshot_files(partition_dir: str | os.PathLike[str]) -> list[tuple[int
     with os.scandir(partition_dir) as it:
         for e in it:
             if e.name.endswith(PRODUCER_SNAPSHOT_SUFFIX) and e.is_file():
-                try:
-                    out.append((offset_from_file(e.name), e.path))
-                except ValueError:
-                    continue  # not named by an offset: not a producer snapshot
+                offset = offset_from_name(e.name)
+                if offset is not None:  # else not named by an offset: not a producer snapshot
+                    out.append((offset, e.path))
     return sorted(out)
 
 
