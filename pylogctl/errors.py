@@ -61,10 +61,6 @@ class CorruptRecordError(PylogctlError):
     """The bytes of a batch or record do not follow Kafka's format."""
 
 
-class CrcMismatchError(CorruptRecordError):
-    """A stored checksum does not match the bytes it covers."""
-
-
 class UnsupportedFormatError(CorruptRecordError):
     """A magic value, codec or record type this version of Kafka's format does not define."""
 

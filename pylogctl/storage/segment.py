@@ -27,7 +27,6 @@ from ..format.record import NO_TIMESTAMP
 from ..format.record_batch import MAGIC_OFFSET, RECORD_BATCH_OVERHEAD, RecordBatch
 from ..format.varint import INT32_MAX
 from .clock import wall_clock_ms
-from .fetch_data_info import FetchDataInfo
 from .file_records import FileRecords, LogOffsetPosition, TimestampAndOffset
 from .files import delete_if_exists
 from .lazy_index import LazyIndex
@@ -280,30 +279,17 @@ class LogSegment:
         return self.log.search_for_offset_with_size(offset, max(mapping.position,
                                                                 starting_position))
 
-    def read(self, start_offset: int, max_size: int, max_position: int | None = None,
-             min_one_message: bool = False) -> FetchDataInfo | None:
-        """Bytes from the batch holding ``start_offset`` (or the next one), at most
-        ``max_size`` of them and none past ``max_position`` (default: the segment size).
-
-        None when no batch ends at or after ``start_offset``. ``min_one_message`` returns the
-        whole first batch even if it is larger than ``max_size``. Kafka's "max position
-        unknown" case is ``read(offset, 0)``: the position metadata and no bytes.
-        """
-        found = self.locate(start_offset, max_size, max_position, min_one_message)
-        if found is None:
-            return None
-        if found.size is None:
-            return FetchDataInfo(found.metadata)
-        return FetchDataInfo(found.metadata,
-                             self.log.read(found.metadata.relative_position_in_segment,
-                                           found.size),
-                             first_entry_incomplete=found.first_entry_incomplete)
-
     def locate(self, start_offset: int, max_size: int, max_position: int | None = None,
                min_one_message: bool = False) -> "SegmentSlice | None":
-        """Where :meth:`read` would read, without reading: the position metadata and the byte
-        count (None for Kafka's "max position unknown" ``read(offset, 0)``), so a broker can
-        send the bytes straight from the file (``sendfile``)."""
+        """Where Kafka's ``LogSegment.read`` reads, without reading: the position metadata and
+        the byte count, so a broker can send the bytes straight from the file (``sendfile``).
+
+        From the batch holding ``start_offset`` (or the next one), at most ``max_size`` bytes
+        and none past ``max_position`` (default: the segment size); None when no batch ends at
+        or after ``start_offset``. ``min_one_message`` takes the whole first batch even if it is
+        larger than ``max_size``. Kafka's "max position unknown" case is ``(offset, 0)``: the
+        position metadata and ``size`` None.
+        """
         if max_size < 0:
             raise ValueError(f"Invalid max size {max_size} for log read from segment "
                              f"{self.log.path}")

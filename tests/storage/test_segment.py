@@ -108,7 +108,7 @@ def test_recover_rebuilds_what_single_batch_appends_wrote(tmp_path, counts, inte
 
 # -- read and offset translation -----------------------------------------------------------
 
-def test_translate_offset_and_read(tmp_path):
+def test_translate_offset_and_locate(tmp_path):
     with LogSegment.create(tmp_path, 0, SMALL) as segment:
         data = _fill(segment, 0, 8)
         size = len(data[0])
@@ -116,20 +116,27 @@ def test_translate_offset_and_read(tmp_path):
         assert tuple(hit) == (14, 4 * size, size)
         assert segment.translate_offset(13, starting_position=6 * size) == (20, 6 * size, size)
         assert segment.translate_offset(24) is None
-        info = segment.read(13, 2 * size)
-        assert info.fetch_offset_metadata.message_offset == 13
-        assert info.fetch_offset_metadata.segment_base_offset == 0
-        assert info.fetch_offset_metadata.relative_position_in_segment == 4 * size
-        assert info.records == data[4] + data[5] and not info.first_entry_incomplete
-        assert segment.read(13, 100).records == data[4][:100]  # cut inside the batch
-        assert segment.read(13, 100).first_entry_incomplete
-        whole = segment.read(13, 100, min_one_message=True)
-        assert whole.records == data[4] and not whole.first_entry_incomplete
-        assert segment.read(13, 10 * size, max_position=5 * size + 7).records == data[4] + data[5][:7]
-        assert segment.read(13, 0).records == b""  # Kafka's "max position unknown" answer
-        assert segment.read(99, 100) is None
+        def read(*args, **kwargs) -> bytes | None:
+            found = segment.locate(*args, **kwargs)
+            if found is None or found.size is None:
+                return None if found is None else b""
+            return segment.log.read(found.metadata.relative_position_in_segment, found.size)
+
+        found = segment.locate(13, 2 * size)
+        assert found.metadata.message_offset == 13
+        assert found.metadata.segment_base_offset == 0
+        assert found.metadata.relative_position_in_segment == 4 * size
+        assert read(13, 2 * size) == data[4] + data[5] and not found.first_entry_incomplete
+        assert read(13, 100) == data[4][:100]  # cut inside the batch
+        assert segment.locate(13, 100).first_entry_incomplete
+        assert read(13, 100, min_one_message=True) == data[4]
+        assert not segment.locate(13, 100, min_one_message=True).first_entry_incomplete
+        assert read(13, 10 * size, max_position=5 * size + 7) == data[4] + data[5][:7]
+        assert read(13, 0) == b""  # Kafka's "max position unknown" answer: no size
+        assert segment.locate(13, 0).size is None
+        assert segment.locate(99, 100) is None
         with pytest.raises(ValueError, match="Invalid max size -1"):
-            segment.read(0, -1)
+            segment.locate(0, -1)
 
 
 def test_find_offset_by_timestamp(tmp_path):
@@ -410,7 +417,7 @@ def test_change_file_suffixes_and_delete(tmp_path):
     assert segment.has_suffix(DELETED_FILE_SUFFIX)
     assert sorted(os.listdir(tmp_path)) == sorted(p.name + DELETED_FILE_SUFFIX
                                                   for p in _files(tmp_path).values())
-    assert segment.read(0, 1000).records == batch(0, 1)  # open files follow the rename
+    assert segment.log.read(0, segment.size) == batch(0, 1)  # open files follow the rename
     segment.delete_if_exists()
     assert segment.deleted and os.listdir(tmp_path) == []
 
@@ -429,7 +436,7 @@ def test_append_from_file_stops_before_an_overflowing_offset(tmp_path):
     with FileRecords(source) as records, LogSegment.create(tmp_path / "seg", 0, SMALL) as segment:
         copied = segment.append_from_file(records, 0)
         assert copied == len(batch(0, 2)) * 2 and segment.read_next_offset() == 4
-        assert [b.base_offset for b in iter_batches(segment.read(0, 10**6).records)] == [0, 2]
+        assert [b.base_offset for b in iter_batches(segment.log.read(0, segment.size))] == [0, 2]
 
 
 def test_recover_drives_the_partitions_producer_state_and_epoch_cache(tmp_path):
