@@ -23,9 +23,10 @@ from typing import Iterable, Sequence
 from ..errors import PylogctlError, UsageError
 from ..storage.checkpoint import (HIGH_WATERMARK_CHECKPOINT, LEADER_EPOCH_CHECKPOINT,
                                   LOG_START_OFFSET_CHECKPOINT, read_leader_epoch_checkpoint)
-from ..storage.log_dir import PARTITION_METADATA, child_log_dirs, is_log_dir, log_segments
+from ..storage.log_dir import PARTITION_METADATA, log_segments
 from ..storage.log_manager import LogDir, PartitionEntry
 from ..storage.metadata_files import read_partition_metadata
+from ..storage.partition_paths import PathKind, resolve_path
 from .end_offsets import LogEnd, read_log_end
 
 
@@ -102,15 +103,12 @@ def expand_log_dirs(paths: Iterable[str | os.PathLike[str]]) -> list[str]:
     """Log dirs, with a dir holding log dirs (one per broker) replaced by those log dirs."""
     out: list[str] = []
     for p in map(os.fspath, paths):
-        if not os.path.isdir(p):
+        arg = resolve_path(p)
+        if arg.kind in (PathKind.FILE, PathKind.MISSING):
             raise UsageError(f"No such log dir: {p}", path=p)
-        if is_log_dir(p):
-            out.append(p)
-            continue
-        children = child_log_dirs(p)
-        if not children:
+        if arg.kind not in (PathKind.LOG_DIR, PathKind.LOG_DIRS):
             raise UsageError(f"{p} is neither a log dir nor a dir holding log dirs", path=p)
-        out += children
+        out += arg.log_dirs
     return list(dict.fromkeys(os.path.abspath(p) for p in out))
 
 

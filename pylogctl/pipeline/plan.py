@@ -34,9 +34,10 @@ from dataclasses import dataclass, field, replace
 
 from ..errors import FileUnreadableError, PylogctlError, UsageError
 from ..storage import filesystems, remote_mirror
-from ..storage.log_dir import child_log_dirs, is_log_dir, is_partition_dir, log_segments
+from ..storage.log_dir import is_log_dir, log_segments
 from ..storage.log_manager import LogDir, PartitionEntry
-from ..storage.naming import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, parse_partition_dir_name
+from ..storage.naming import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX
+from ..storage.partition_paths import PathKind, resolve_path
 from ..storage.offset_index import OffsetIndex, OffsetPosition
 from ..storage.time_index import TimeIndex
 from .scan_filter import ScanFilter
@@ -117,28 +118,24 @@ def _partition_entries(paths: list[str]) -> tuple[list[tuple[str | None, Partiti
     out: list[tuple[str | None, PartitionEntry]] = []
     log_dirs: list[str] = []
     for path in paths:
-        if os.path.isfile(path):
+        arg = resolve_path(path)
+        if arg.kind is PathKind.FILE:
             raise UsageError(f"{path} is a file: give log dirs, dirs holding log dirs or "
                              f"partition dirs", path=path)
-        if not os.path.isdir(path):
+        if arg.kind is PathKind.MISSING:
             raise FileUnreadableError(f"No such directory: {path}", path=path)
-        if is_log_dir(path):
-            dirs = [path]
-        elif is_partition_dir(path):
-            name = parse_partition_dir_name(os.path.basename(os.path.abspath(path)))
+        if arg.kind is PathKind.OTHER_DIR:
+            raise UsageError(f"{path} is neither a partition dir, a log dir nor a dir "
+                             f"holding log dirs", path=path)
+        if arg.kind is PathKind.PARTITION_DIR:
+            name = arg.partition
             if name is None or name.marker is not None:
                 raise UsageError(f"{path} is not named as a live partition dir "
                                  f"({{topic}}-{{partition}})", path=path)
-            parent = os.path.dirname(os.path.abspath(path))
-            out.append((parent if is_log_dir(parent) else None,
-                        PartitionEntry(name.topic, name.partition, os.path.abspath(path))))
+            out.append((arg.parent if is_log_dir(arg.parent) else None,
+                        PartitionEntry(name.topic, name.partition, arg.abspath)))
             continue
-        else:
-            dirs = child_log_dirs(path)
-            if not dirs:
-                raise UsageError(f"{path} is neither a partition dir, a log dir nor a dir "
-                                 f"holding log dirs", path=path)
-        for d in dirs:
+        for d in arg.log_dirs:
             log_dir = LogDir(d)
             log_dirs.append(log_dir.path)
             out += [(log_dir.path, e) for e in log_dir.partitions]

@@ -14,4 +14,7 @@ validators, broker synonyms, Kafka's ``LogConfig`` ``ConfigDef`` and
 ``ServerTopicConfigSynonyms``); :mod:`.log_config` the configs the engine acts on;
 :mod:`.topic_config` a topic's effective values and their sources. Log-dir checkpoint names and
 the log-start entry rule are :mod:`.checkpoint`'s; the wall clock is :mod:`.clock`'s.
+
+What a command's PATH arguments name (a segment, a partition dir, a log dir, a dir of log dirs)
+is decided once, by :mod:`.partition_paths`, on top of :mod:`.log_dir` and :mod:`.naming`.
 """

@@ -4,16 +4,16 @@ directories: a partition dir stands for its files, a log dir gets a per-partitio
 
 from __future__ import annotations
 
-import enum
 import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Union
 
 from ..errors import PylogctlError, UsageError
-from ..storage.log_dir import child_log_dirs, is_log_dir, is_partition_dir, partition_dir_files
+from ..storage.log_dir import partition_dir_files
 from ..storage.naming import (CHECKPOINT_SUFFIX, INDEX_SUFFIX, LOG_SUFFIX,
                               PRODUCER_SNAPSHOT_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX,
                               suffix_of)
+from ..storage.partition_paths import PathArgument, PathKind, resolve_path
 from .dump_metadata import metadata_kind
 from .dump_options import DumpOptions, IndexDumpOptions
 
@@ -45,26 +45,14 @@ AnyDump = Union["LogDump", "IndexDump", "StateDump", "MetadataDump", UnknownFile
                 "LogDirSummaryDump"]
 
 
-class PathKind(enum.Enum):
-    FILE = "file"
-    PARTITION_DIR = "partition dir"
-    LOG_DIR = "log dir"
-    LOG_DIRS = "dir of log dirs"
-
-
-def classify_path(path: str | os.PathLike[str]) -> PathKind:
+def _resolve(path: str) -> PathArgument:
     """What a path argument names. Anything but a directory is a file (a missing or unreadable
     one is reported by its dump, exit 3); a directory that is none of Kafka's is a usage error."""
-    if not os.path.isdir(path):
-        return PathKind.FILE
-    if is_log_dir(path):
-        return PathKind.LOG_DIR
-    if is_partition_dir(path):
-        return PathKind.PARTITION_DIR
-    if child_log_dirs(path):
-        return PathKind.LOG_DIRS
-    raise UsageError(f"{os.fspath(path)} is a directory, but neither a partition dir, a log dir "
-                     f"nor a dir of log dirs", path=path)
+    arg = resolve_path(path)
+    if arg.kind is PathKind.OTHER_DIR:
+        raise UsageError(f"{path} is a directory, but neither a partition dir, a log dir nor a "
+                         f"dir of log dirs", path=path)
+    return arg
 
 
 def expand_paths(paths: Iterable[str | os.PathLike[str]]) -> list[str]:
@@ -72,11 +60,11 @@ def expand_paths(paths: Iterable[str | os.PathLike[str]]) -> list[str]:
     of log dirs by its log dirs; files and log dirs stay as they are."""
     out: list[str] = []
     for path in map(os.fspath, paths):
-        kind = classify_path(path)
-        if kind is PathKind.PARTITION_DIR:
+        arg = _resolve(path)
+        if arg.kind is PathKind.PARTITION_DIR:
             out += partition_dir_files(path)
-        elif kind is PathKind.LOG_DIRS:
-            out += child_log_dirs(path)
+        elif arg.kind is PathKind.LOG_DIRS:
+            out += arg.log_dirs
         else:
             out.append(path)
     return out
@@ -91,7 +79,7 @@ def dump_file(path: str | os.PathLike[str], options: DumpOptions = DumpOptions()
     dumped (the other files are small, or quick to verify)."""
     path = os.fspath(path)
     if os.path.isdir(path):
-        if classify_path(path) is not PathKind.LOG_DIR:
+        if _resolve(path).kind is not PathKind.LOG_DIR:
             raise UsageError(f"{path} is not a log dir; expand it with expand_paths", path=path)
         from .log_dir_summary import dump_log_dir
         return dump_log_dir(path)

@@ -17,16 +17,14 @@ which log dirs and partitions their paths name, and the walk over them.
 from __future__ import annotations
 
 import collections
-import os
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Callable, Generic, Iterator, TypeVar
 
 from ..errors import UsageError
 from ..storage.lock import LogDirLock, ensure_unlocked
-from ..storage.log_dir import child_log_dirs
 from ..storage.log_manager import LogDir, PartitionEntry
-from .dump_files import PathKind, classify_path
+from ..storage.partition_paths import PathKind, resolve_path, select_partitions
 
 Progress = Callable[[int], None]
 S = TypeVar("S")
@@ -45,22 +43,18 @@ class Target:
 
 def resolve_targets(paths: list[str], command: str) -> list[Target]:
     """Log dirs and the partitions wanted in each, in argument order, merged."""
-    wanted: dict[str, set[str] | None] = {}
+    arguments = []
     for path in paths:
-        kind = classify_path(path)
-        if kind is PathKind.FILE:
+        arg = resolve_path(path)
+        if arg.kind in (PathKind.FILE, PathKind.MISSING):
             raise UsageError(f"{path} is not a directory: {command} takes partition dirs, log "
                              f"dirs or a dir holding log dirs", path=path)
-        if kind is PathKind.PARTITION_DIR:
-            part = os.path.abspath(path)
-            chosen = wanted.setdefault(os.path.dirname(part), set())
-            if chosen is not None:
-                chosen.add(part)
-        else:
-            for log_dir in ([path] if kind is PathKind.LOG_DIR else child_log_dirs(path)):
-                wanted[os.path.abspath(log_dir)] = None
-    return [Target(d, None if parts is None else tuple(sorted(parts)))
-            for d, parts in wanted.items()]
+        if arg.kind is PathKind.OTHER_DIR:
+            raise UsageError(f"{path} is a directory, but neither a partition dir, a log dir "
+                             f"nor a dir of log dirs", path=path)
+        arguments.append(arg)
+    return [Target(s.log_dir, None if s.partitions is None else tuple(sorted(s.partitions)))
+            for s in select_partitions(arguments)]
 
 
 class LogDirRun(Generic[S]):

@@ -41,10 +41,10 @@ from ..storage.files import read_bytes
 from ..storage.lazy_index import LazyIndex
 from ..storage.lock import LogDirLock, ensure_unlocked
 from ..storage.log_config import LogConfig
-from ..storage.log_dir import child_log_dirs, log_segments, partition_dirs
+from ..storage.log_dir import log_segments, partition_dirs
 from ..storage.naming import (INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX,
-                              file_offset, log_filename, parse_partition_dir_name,
-                              segment_file)
+                              log_file_offset, parse_partition_dir_name, segment_file)
+from ..storage.partition_paths import PathKind, resolve_path, select_partitions
 from ..storage.producer_append import CompletedTxn, ProducerBatch
 from ..storage.producer_state import (ProducerStateManager, load_producers_from_batches,
                                       read_snapshot)
@@ -54,7 +54,6 @@ from ..storage.transaction_index import TransactionIndex
 from ..storage.kraft_configs import METADATA_PARTITION_DIR
 from ..storage.log_manager import LogDir
 from .config import ConfigOptions, TopicConfigs
-from .dump_files import PathKind, classify_path
 from .index_comparison import IndexComparison, IndexKind, compare_index
 
 DEFAULT_INDEX_INTERVAL_BYTES = LogConfig().index_interval_bytes
@@ -141,15 +140,9 @@ class SegmentRebuild:
 
 
 # -- which segments ----------------------------------------------------------------------------
-def _segment_base(name: str) -> int | None:
-    offset = file_offset(name)
-    return offset if offset is not None and name == log_filename(offset) else None
-
-
 def segment_bases(partition_dir: str) -> list[int]:
     """Base offsets of the partition dir's ``{base:020d}.log`` files, ascending."""
-    return [b for b, path in log_segments(partition_dir)
-            if os.path.basename(path) == log_filename(b)]
+    return [b for b, path in log_segments(partition_dir) if log_file_offset(path) is not None]
 
 
 def is_metadata_log(target: PartitionTarget) -> bool:
@@ -161,38 +154,31 @@ def is_metadata_log(target: PartitionTarget) -> bool:
 def resolve_targets(paths: list[str]) -> list[PartitionTarget]:
     """The partitions and segments ``paths`` name, merged and in order. A deleted
     partition's dir (``-delete``) is left out: the broker removes it at start-up."""
-    wanted: dict[str, tuple[str, set[int]]] = {}
-
-    def add(partition_dir: str, bases: list[int]) -> None:
-        partition_dir = os.path.abspath(partition_dir)
-        log_dir = os.path.dirname(partition_dir)
-        wanted.setdefault(partition_dir, (log_dir, set()))[1].update(bases)
-
-    def add_log_dir(log_dir: str) -> None:
-        for name, path in partition_dirs(log_dir)[0]:
-            if name.marker != "delete":
-                add(path, segment_bases(path))
-
+    arguments = []
     for path in paths:
-        kind = classify_path(path)
-        if kind is PathKind.FILE:
-            base = _segment_base(os.path.basename(path))
-            if base is None:
+        arg = resolve_path(path)
+        if arg.kind is PathKind.OTHER_DIR:
+            raise UsageError(f"{path} is a directory, but neither a partition dir, a log dir "
+                             f"nor a dir of log dirs", path=path)
+        if arg.kind in (PathKind.FILE, PathKind.MISSING):
+            if arg.segment_base is None:
                 raise UsageError(f"{path} is not a segment: rebuild-index takes .log files named "
                                  f"by their base offset (00000000000000000000.log), partition "
                                  f"dirs and log dirs", path=path)
             if not os.path.isfile(path):
                 raise FileUnreadableError(f"No such file: {path}", path=path)
-            add(os.path.dirname(os.path.abspath(path)), [base])
-        elif kind is PathKind.PARTITION_DIR:
-            add(path, segment_bases(path))
-        elif kind is PathKind.LOG_DIR:
-            add_log_dir(path)
-        else:
-            for log_dir in child_log_dirs(path):
-                add_log_dir(log_dir)
-    return [PartitionTarget(log_dir, part, tuple(sorted(bases)))
-            for part, (log_dir, bases) in sorted(wanted.items()) if bases]
+        arguments.append(arg)
+    targets = []
+    for selection in select_partitions(arguments):
+        parts = selection.partitions
+        if parts is None:
+            parts = {p: None for name, p in partition_dirs(selection.log_dir)[0]
+                     if name.marker != "delete"}
+        for part, bases in parts.items():
+            bases = segment_bases(part) if bases is None else sorted(bases)
+            if bases:
+                targets.append(PartitionTarget(selection.log_dir, part, tuple(bases)))
+    return sorted(targets, key=lambda t: t.partition_dir)
 
 
 # -- rebuilding one segment --------------------------------------------------------------------

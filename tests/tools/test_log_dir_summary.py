@@ -16,7 +16,7 @@ from pylogctl.storage.file_records import FileRecords
 from pylogctl.storage.log_dir import partition_dir_files
 from pylogctl.storage.naming import (PartitionDirName, file_offset, log_filename,
                                      parse_partition_dir_name)
-from pylogctl.tools.dump_files import PathKind, classify_path, dump_file, expand_paths
+from pylogctl.tools.dump_files import dump_file, expand_paths
 from pylogctl.tools.log_dir_summary import LogDirSummaryDump, summarize_log_dir
 from pylogctl.tools.sample_log_dir import write_sample_log_dir
 
@@ -107,22 +107,18 @@ def test_partition_files_come_in_offset_order(tmp_path: Path):
     assert partition_dir_files(spelled)[0] == spelled + "00000000000000000000.log"
 
 
-def test_classify_and_expand(tmp_path: Path):
+def test_expand_paths_opens_partition_dirs_and_dirs_of_log_dirs(tmp_path: Path):
     root = tmp_path / "brokers"
     write_sample_log_dir(root / "kafka-logs-1")  # a log dir whose name parses as a partition
     write_sample_log_dir(root / "kafka-logs-2")
     part = root / "kafka-logs-1" / "orders-0"
     seg = part / log_filename(0)
     (tmp_path / "empty").mkdir()
-    assert classify_path(seg) is PathKind.FILE
-    assert classify_path(tmp_path / "missing.log") is PathKind.FILE  # its dump reports it (exit 3)
-    assert classify_path(part) is PathKind.PARTITION_DIR
-    assert classify_path(root / "kafka-logs-1") is PathKind.LOG_DIR
-    assert classify_path(root) is PathKind.LOG_DIRS
-    with pytest.raises(UsageError, match="neither a partition dir"):
-        classify_path(tmp_path / "empty")
-    assert expand_paths([seg, part, root]) == [
-        str(seg), *partition_dir_files(part), str(root / "kafka-logs-1"),
+    missing = tmp_path / "missing.log"  # its dump reports it (exit 3)
+    with pytest.raises(UsageError, match="is a directory, but neither a partition dir"):
+        expand_paths([tmp_path / "empty"])
+    assert expand_paths([seg, missing, part, root]) == [
+        str(seg), str(missing), *partition_dir_files(part), str(root / "kafka-logs-1"),
         str(root / "kafka-logs-2")]
     assert isinstance(dump_file(root / "kafka-logs-1"), LogDirSummaryDump)
     with pytest.raises(UsageError):
