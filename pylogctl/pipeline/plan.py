@@ -27,17 +27,23 @@ log dir given); ``replicas="all"`` reads every copy.
 
 from __future__ import annotations
 
+import mmap
 import os
-import struct
 from contextlib import contextmanager
+from typing import Callable
 from dataclasses import dataclass, field, replace
 
 from ..errors import FileUnreadableError, PylogctlError, UsageError
+from ..format.legacy import LegacyBatch
+from ..format.log_stream import iter_batches
+from ..format.record_batch import RECORD_BATCH_OVERHEAD
 from ..storage import filesystems, remote_mirror
 from ..storage.log_dir import is_log_dir, log_segments
 from ..storage.log_manager import LogDir, PartitionEntry
 from ..storage.naming import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX
 from ..storage.partition_paths import PathKind, resolve_path
+from ..storage.remote_records import RemoteFileRecords
+from ..storage.index import CorruptIndexError
 from ..storage.offset_index import OffsetIndex, OffsetPosition
 from ..storage.time_index import TimeIndex
 from .scan_filter import ScanFilter
@@ -46,8 +52,8 @@ DEFAULT_SPLIT_BYTES = 128 * 1024 * 1024
 REPLICA_MODES = ("one", "all")
 MAX_REPLICA_NOTES = 5
 MIRRORED_TOPICS = frozenset({"__consumer_offsets"})
-_HEAD = struct.Struct(">qi")  # offset (v2: base offset), size; the magic byte is at 16
-_V2_MIN_SIZE = 61 - 12
+_HEADER_BYTES = RECORD_BATCH_OVERHEAD  # a v2 batch header; a v0/v1 message's is shorter
+_CODEC_MASK = 0x07  # the compression codec bits of a v0/v1 message's attributes
 
 
 @dataclass(frozen=True)
@@ -189,15 +195,29 @@ def sane_offset_index(path: str, base: int) -> OffsetIndex | None:
         return None
     if index is None:
         return None
-    n = index.entries
-    ok = n > 0 and index.last_offset >= base and index.length % 8 == 0
-    if ok and n > 1:  # a zero-filled (preallocated, crashed) tail breaks the order at the end
-        a, b = index.entry(n - 2), index.entry(n - 1)
-        ok = b.offset > a.offset and b.position > a.position
-    if not ok:
+    if index.entries == 0 or not _sane(index) or not _increasing_tail(index, lambda e: e):
         index.close()
         return None
     return index
+
+
+def _sane(index: OffsetIndex | TimeIndex) -> bool:
+    """The check a broker makes before it trusts an index (``sanityCheck``)."""
+    try:
+        index.sanity_check()
+    except CorruptIndexError:
+        return False
+    return True
+
+
+def _increasing_tail(index: OffsetIndex | TimeIndex, key: Callable[[tuple], tuple]) -> bool:
+    """Whether every field ``key`` picks grows from the second-last entry to the last: a
+    crashed broker's preallocated, zero-filled tail breaks the order at the end and passes
+    Kafka's sanity check (its loader rebuilds such an index after a crash)."""
+    n = index.entries
+    if n < 2:
+        return True
+    return all(y > x for x, y in zip(key(index.entry(n - 2)), key(index.entry(n - 1))))
 
 
 def _open_index(kind, path: str, base: int):
@@ -223,13 +243,11 @@ def time_floor(path: str, base: int, time_from: int, last_segment: bool) -> int 
         return base
     try:
         n = index.entries
-        if n == 0 or index.length % 12:
+        if n == 0 or not _sane(index):
             return base
-        first, last = index.entry(0), index.entry(n - 1)
-        if last.timestamp < first.timestamp or last.offset < base:
-            return base
-        if n > 1 and index.entry(n - 2).timestamp >= last.timestamp:
+        if not _increasing_tail(index, lambda e: (e.timestamp,)):
             return base  # a zero-filled tail: not a finished index
+        last = index.entry(n - 1)
         if not last_segment and last.timestamp < time_from:
             return None
         found = index.lookup(time_from - 1)
@@ -240,36 +258,43 @@ def time_floor(path: str, base: int, time_from: int, last_segment: bool) -> int 
         index.close()
 
 
-def batch_floor(head: bytes | memoryview, position: int, size: int, base: int,
+def batch_floor(view, position: int, size: int, base: int,
                 entry_offset: int) -> tuple[bool, int | None]:
-    """Whether the 18 bytes ``head`` read at ``position`` of a segment of ``size`` bytes based
-    at ``base`` start one of its batches, as an index entry for ``entry_offset`` claims; and
-    the lowest offset from there (None for a compressed v0/v1 wrapper, whose header names its
-    last offset)."""
-    if len(head) < 18:
+    """Whether the format layer's iterator finds a batch at ``position`` of ``view`` (a
+    segment of ``size`` bytes based at ``base``; only the header need be there), as an index
+    entry for ``entry_offset`` claims; and the lowest offset from there (None for a compressed
+    v0/v1 wrapper, whose header names its last offset)."""
+    try:
+        batch = next(iter_batches(view, position, min(size, len(view))), None)
+    except PylogctlError:  # a size below the minimum, an unknown magic: not a batch start
         return False, None
-    offset, length = _HEAD.unpack_from(head, 0)
-    magic = head[16]
-    if position + 12 + length > size or not base <= offset <= entry_offset:
+    if batch is None:  # fewer bytes left than a header, or a batch running past the end
         return False, None
-    if magic == 2:
-        return length >= _V2_MIN_SIZE, offset
-    if magic in (0, 1) and length >= 14:
-        return True, offset if head[17] & 0x07 == 0 else None
-    return False, None
+    if isinstance(batch, LegacyBatch):
+        floor = batch.offset if batch.attributes & _CODEC_MASK == 0 else None
+        return base <= batch.offset <= entry_offset, floor
+    return base <= batch.base_offset <= entry_offset, batch.base_offset
 
 
 @contextmanager
-def _batch_heads(path: str):
-    """A reader of the 18 bytes at a position of a segment: from the file, or with a ranged
-    read from the store for a segment a sparse mirror left there."""
+def _segment_view(path: str, size: int):
+    """A reader of batch headers of a segment: ``head(position)`` gives a buffer over the
+    file holding the header at ``position``: the file mapped, or for a segment a sparse
+    mirror left in the store, a ranged read into a map as long as the file."""
     remote = remote_mirror.url_of(path) if remote_mirror.is_placeholder(path) else None
     if remote is not None:
-        yield lambda position: filesystems.read_range(remote, position, 18)
+        with RemoteFileRecords(remote, size) as records:
+            def fetched(position: int) -> memoryview:
+                records.fetch(position, position + _HEADER_BYTES)
+                return records.view
+            yield fetched
         return
-    with open(path, "rb") as f:
-        fd = f.fileno()
-        yield lambda position: os.pread(fd, 18, position)
+    with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
+        view = memoryview(m)
+        try:
+            yield lambda position: view
+        finally:
+            view.release()
 
 
 def _split_segment(topic: str, partition: int, path: str, base: int, size: int,
@@ -281,7 +306,7 @@ def _split_segment(topic: str, partition: int, path: str, base: int, size: int,
     try:
         cuts: list[tuple[int, int]] = [(0, base)]  # (position, lowest offset from there)
         if size > split_bytes:
-            with _batch_heads(path) as head:
+            with _segment_view(path, size) as head:
                 position = 0
                 while True:
                     entry = index.fetch_upper_bound_offset(OffsetPosition(base, position),

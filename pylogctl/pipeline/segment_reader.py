@@ -79,7 +79,7 @@ def _index_entries(split: SegmentSplit, seeking: bool, hi: int
 def _starts_batch(split: SegmentSplit, view: memoryview, end: int,
                   entry: OffsetPosition) -> bool:
     p = entry.position
-    ok, floor = batch_floor(view[p:p + 18], p, end, split.base_offset, entry.offset)
+    ok, floor = batch_floor(view, p, end, split.base_offset, entry.offset)
     return ok and floor is not None
 
 
