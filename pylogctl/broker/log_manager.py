@@ -177,9 +177,6 @@ class LogManager:
         _write_partition_metadata(partition_dir, topic_id)
         return topic_id
 
-    def get_log(self, topic: str, partition: int) -> LoadedLog | None:
-        return self.logs.get((topic, partition))
-
     def create_log(self, topic: str, partition: int, topic_id: uuid.UUID,
                    config: LogConfig | None = None) -> LoadedLog:
         """A new, empty partition dir with its ``partition.metadata``."""

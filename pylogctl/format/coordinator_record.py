@@ -83,10 +83,6 @@ class CoordinatorRecord:
     value_version: int | None
     value: dict[str, Any] | None
 
-    @property
-    def is_tombstone(self) -> bool:
-        return self.value is None
-
 
 R = TypeVar("R", bound=CoordinatorRecord)
 

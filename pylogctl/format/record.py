@@ -74,10 +74,6 @@ class Record:
         self.attributes = attributes
 
     @property
-    def key_size(self) -> int:
-        return -1 if self.key is None else len(self.key)
-
-    @property
     def value_size(self) -> int:
         return -1 if self.value is None else len(self.value)
 

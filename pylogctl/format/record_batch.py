@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import struct
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Sequence
 
 from ..errors import CorruptRecordError, PylogctlError
 from .compression import Codec, decompress
@@ -555,12 +555,6 @@ def compute_attributes(codec: Codec | int, timestamp_type: TimestampType, transa
     if delete_horizon:
         attrs |= DELETE_HORIZON_FLAG
     return attrs
-
-
-def iter_records_of(batches: Iterable[RecordBatch]) -> Iterable[Record]:
-    """Flatten batches into records (convenience for tests and small tools)."""
-    for batch in batches:
-        yield from batch.records()
 
 
 __all__ = ["RecordBatch", "decode_records", "encode_record", "encode_batch_header",

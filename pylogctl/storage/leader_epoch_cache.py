@@ -147,29 +147,6 @@ class LeaderEpochFileCache:
         """The epoch currently being written to (the largest cached one)."""
         return self._epochs[-1].epoch if self._epochs else None
 
-    def earliest_entry(self) -> EpochEntry | None:
-        return self._epochs[0] if self._epochs else None
-
-    def previous_epoch(self, epoch: int | None = None) -> int | None:
-        """The largest cached epoch below ``epoch`` (default: below the latest one)."""
-        if epoch is None:
-            if not self._epochs:
-                return None
-            epoch = self._epochs[-1].epoch
-        i = self._index_of_epoch(epoch)
-        return self._epochs[i - 1].epoch if i > 0 else None
-
-    def next_epoch(self, epoch: int) -> int | None:
-        """The smallest cached epoch above ``epoch``."""
-        i = self._index_after_epoch(epoch)
-        return self._epochs[i].epoch if i < len(self._epochs) else None
-
-    def epoch_entry(self, epoch: int) -> EpochEntry | None:
-        i = self._index_of_epoch(epoch)
-        if i < len(self._epochs) and self._epochs[i].epoch == epoch:
-            return self._epochs[i]
-        return None
-
     def end_offset_for(self, requested_epoch: int, log_end_offset: int) -> tuple[int, int]:
         """Kafka's ``endOffsetFor`` (OffsetsForLeaderEpoch): ``(epoch, end offset)``.
 

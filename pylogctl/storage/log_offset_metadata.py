@@ -25,25 +25,10 @@ class LogOffsetMetadata:
         return (self.segment_base_offset == UNKNOWN_OFFSET
                 and self.relative_position_in_segment == UNKNOWN_FILE_POSITION)
 
-    def on_older_segment(self, that: "LogOffsetMetadata") -> bool:
-        if self.message_offset_only or that.message_offset_only:
-            return False
-        return self.segment_base_offset < that.segment_base_offset
-
     def on_same_segment(self, that: "LogOffsetMetadata") -> bool:
         if self.message_offset_only or that.message_offset_only:
             return False
         return self.segment_base_offset == that.segment_base_offset
-
-    def position_diff(self, that: "LogOffsetMetadata") -> int:
-        """Bytes from ``that`` to this position; both must be on the same segment."""
-        if self.message_offset_only or that.message_offset_only:
-            raise ValueError(f"{self} cannot compare its segment position with {that} since it "
-                             f"only has message offset info")
-        if not self.on_same_segment(that):
-            raise ValueError(f"{self} cannot compare its segment position with {that} since "
-                             f"they are not on the same segment")
-        return self.relative_position_in_segment - that.relative_position_in_segment
 
     def __str__(self) -> str:
         return (f"(offset={self.message_offset}, segment=[{self.segment_base_offset}:"

@@ -189,11 +189,6 @@ class LogSegment:
         return self._max_so_far().offset
 
     @property
-    def largest_record_timestamp(self) -> int | None:
-        ts = self.max_timestamp_so_far
-        return ts if ts >= 0 else None
-
-    @property
     def largest_timestamp(self) -> int:
         """Max record timestamp, or the file's mtime when no record has one (retention)."""
         ts = self.max_timestamp_so_far
@@ -472,12 +467,6 @@ class LogSegment:
                 self.update_txn_index(completed, producer_state.last_stable_offset(completed))
                 producer_state.complete_txn(completed)
         producer_state.update_map_end_offset(batch.last_offset + 1)
-
-    def has_overflow(self) -> bool:
-        """Whether the last offset in the segment overflows its indexes."""
-        next_offset = self.read_next_offset()
-        return next_offset > self.base_offset and not self.can_convert_to_relative_offset(
-            next_offset - 1)
 
     def sanity_check(self, time_index_file_newly_created: bool) -> None:
         """What the loader checks before trusting a segment: the offset index exists (its

@@ -37,7 +37,7 @@ def manager(tmp_path: Path):
 def _fill(m: LogManager, topic: str, updates: int = 60, keys: int = 3) -> None:
     """``updates`` records over ``keys`` keys, a batch each (rolling every few batches), to a
     log created if need be."""
-    loaded = m.get_log(topic, 0) or m.create_log(topic, 0, uuid.uuid4())
+    loaded = m.logs.get((topic, 0)) or m.create_log(topic, 0, uuid.uuid4())
     log = loaded.log
     for i in range(updates):
         log.append_as_leader(keyed_batch(0, [(b"k%d" % (i % keys), b"v%03d" % i + b"." * 40)],

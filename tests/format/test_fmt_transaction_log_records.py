@@ -70,7 +70,7 @@ def test_transaction_states():
 
 def test_tombstone():
     rec = decode_transaction_record(KEY, None)
-    assert rec.is_tombstone and rec.state is None and rec.transactional_id == "txn-1"
+    assert rec.value is None and rec.state is None and rec.transactional_id == "txn-1"
 
 
 @pytest.mark.parametrize("version", [0, 1])

@@ -52,7 +52,7 @@ def test_assign_appends_and_flushes_at_once(cache):
     cache.assign(3, 8)
     assert cache.epoch_entries() == [E(2, 6), E(3, 8)]
     assert Path(cache.path).read_text() == "0\n2\n2 6\n3 8\n"
-    assert cache.latest_entry() == E(3, 8) and cache.earliest_entry() == E(2, 6)
+    assert cache.latest_entry() == E(3, 8)
 
 
 def test_assign_of_the_latest_epoch_at_a_later_offset_is_ignored(cache):
@@ -182,15 +182,6 @@ def test_epoch_for_offset(cache):
     assert cache.epoch_for_offset(0) is None
     cache.assign_all([E(2, 6), E(3, 8)])
     assert [cache.epoch_for_offset(o) for o in (5, 6, 7, 8, 100)] == [None, 2, 2, 3, 3]
-
-
-def test_neighbouring_epochs(cache):
-    cache.assign_all([E(2, 6), E(3, 8), E(5, 11)])
-    assert cache.previous_epoch() == 3
-    assert cache.previous_epoch(5) == 3 and cache.previous_epoch(4) == 3
-    assert cache.previous_epoch(2) is None
-    assert cache.next_epoch(3) == 5 and cache.next_epoch(5) is None
-    assert cache.epoch_entry(3) == E(3, 8) and cache.epoch_entry(4) is None
 
 
 # -- the corpus ------------------------------------------------------------------------------

