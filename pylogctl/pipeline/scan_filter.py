@@ -89,14 +89,6 @@ class ScanFilter:
     def has_time_from(self) -> bool:
         return self.time_from > LONG_MIN
 
-    @property
-    def per_record(self) -> bool:
-        """Whether records must be tested one by one (else every record of a kept batch is
-        kept)."""
-        return (self.offset_from > LONG_MIN or self.offset_to < LONG_END or self.has_time_from
-                or self.time_to < LONG_END or self.key is not None
-                or self.value_contains is not None)
-
     # -- crossing to Spark ------------------------------------------------------------------
     def to_json(self) -> str:
         doc: dict[str, object] = {}

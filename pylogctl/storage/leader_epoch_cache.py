@@ -190,9 +190,6 @@ class LeaderEpochFileCache:
         return f"LeaderEpochFileCache({self.path!r}, [{body}])"
 
     # -- internals -------------------------------------------------------------------------
-    def _index_of_epoch(self, epoch: int) -> int:
-        return bisect.bisect_left([e.epoch for e in self._epochs], epoch)
-
     def _index_after_epoch(self, epoch: int) -> int:
         return bisect.bisect_right([e.epoch for e in self._epochs], epoch)
 

@@ -25,11 +25,6 @@ class LogOffsetMetadata:
         return (self.segment_base_offset == UNKNOWN_OFFSET
                 and self.relative_position_in_segment == UNKNOWN_FILE_POSITION)
 
-    def on_same_segment(self, that: "LogOffsetMetadata") -> bool:
-        if self.message_offset_only or that.message_offset_only:
-            return False
-        return self.segment_base_offset == that.segment_base_offset
-
     def __str__(self) -> str:
         return (f"(offset={self.message_offset}, segment=[{self.segment_base_offset}:"
                 f"{self.relative_position_in_segment}])")
