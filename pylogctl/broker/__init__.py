@@ -13,9 +13,11 @@ server assignors in :mod:`.partition_assignor`),
 :mod:`.transaction_coordinator` -> :mod:`.log_manager` (the log dir) and
 :mod:`.metadata_log` (``__cluster_metadata-0``, a raft log Kafka's own broker loads) ->
 :mod:`pylogctl.storage` (the engine). The protocol library (kio) is confined to
-:mod:`.protocol` and loaded on first use.
+:mod:`.protocol` and loaded on first use. The broker's settings are
+:mod:`.broker_config`; :mod:`.server` starts and stops the whole.
 """
 
-from .server import Broker, BrokerConfig, serve
+from .broker_config import BrokerConfig
+from .server import Broker, serve
 
 __all__ = ["Broker", "BrokerConfig", "serve"]

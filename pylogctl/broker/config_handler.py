@@ -22,18 +22,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from itertools import dropwhile
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 from ..storage.log_config import LOG_CONFIG_NAMES, LogConfig
+from .broker_config import BrokerConfig
 from .config_manager import ConfigManager, static_broker_configs
 from .error_codes import Errors
 from .protocol import Request
 from .replica_manager import ReplicaManager, topic_name_problem
 from ..storage.topic_config_def import (BOOLEAN, BROKER_SYNONYMS, INT, STRING, TOPIC_CONFIG_KEYS,
                                         ConfigError, is_list, parse_value, render_value)
-
-if TYPE_CHECKING:
-    from .server import BrokerConfig
 
 TOPIC, BROKER = 2, 4  # ConfigResource.Type
 # ConfigSource
@@ -103,7 +101,7 @@ class ConfigHandler:
     """The config APIs over a :class:`ConfigManager`."""
 
     def __init__(self, configs: ConfigManager, replicas: ReplicaManager,
-                 broker: "BrokerConfig") -> None:
+                 broker: BrokerConfig) -> None:
         self.configs = configs
         self.replicas = replicas
         self.broker = broker

@@ -11,18 +11,16 @@ ones (Produce, Fetch, ListOffsets, topics).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from .broker_config import BrokerInfo
 from .consumer_group_coordinator import HeartbeatRequest
 from .error_codes import Errors
-from .protocol import Request, millis
-
-if TYPE_CHECKING:
-    from .group_coordinator import GroupCoordinator
-    from .kafka_apis import BrokerInfo, Connection
-    from .producer_id_manager import ProducerIdManager
-    from .replica_manager import ReplicaManager
-    from .transaction_coordinator import TransactionCoordinator
+from .group_coordinator import GroupCoordinator
+from .producer_id_manager import ProducerIdManager
+from .protocol import Connection, Request, millis
+from .replica_manager import ReplicaManager
+from .transaction_coordinator import TransactionCoordinator
 
 
 class CoordinatorApis:

@@ -60,7 +60,8 @@ from .error_codes import Errors, error_for
 from .fetch_session import FetchContext, FetchSessionCache, PartitionFetch
 from .group_coordinator import GroupCoordinator
 from .producer_id_manager import ProducerIdManager
-from .protocol import FileRegion, Request, millis
+from .broker_config import BrokerInfo
+from .protocol import Connection, FileRegion, Request, millis
 from .replica_manager import INTERNAL_TOPICS, ReplicaManager, topic_name_problem
 from .topic_apis import TopicApis
 from .transaction_coordinator import TransactionCoordinator
@@ -111,27 +112,10 @@ ZSTD = 4
 
 
 @dataclass(frozen=True)
-class BrokerInfo:
-    node_id: int
-    host: str
-    port: int
-    cluster_id: str
-    num_partitions: int = 1
-    auto_create_topics: bool = True
-
-
-@dataclass(frozen=True)
 class _UnknownId:
     """A Metadata request's topic id that names no topic."""
 
     topic_id: Any
-
-
-@dataclass
-class Connection:
-    """What a handler knows of the client connection."""
-
-    client_host: str
 
 
 # Advertised floors below the served ones (KAFKA-18659, as Kafka 4.0 does): older librdkafka

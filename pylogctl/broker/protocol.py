@@ -119,6 +119,13 @@ class Request:
         return self.header.api_version
 
 
+@dataclass
+class Connection:
+    """What a handler knows of the client connection a request came on."""
+
+    client_host: str
+
+
 @dataclass(frozen=True)
 class Response:
     """An encoded response frame, size prefix included; parts are bytes or file regions."""

@@ -21,48 +21,24 @@ import asyncio
 import contextlib
 import logging
 import signal
-from dataclasses import dataclass, field
 from typing import Callable
 
-from ..storage.cleaner_config import CleanerConfig
 from ..storage.log_config import LogConfig
 from ..storage.clock import wall_clock_ms
+from .broker_config import BrokerConfig, BrokerInfo
 from .config_handler import ConfigHandler
 from .config_manager import ConfigManager
 from .group_coordinator import GroupCoordinator
-from .group_metadata import GroupConfig
-from .kafka_apis import BrokerInfo, KafkaApis
+from .kafka_apis import KafkaApis
 from .log_cleaner import LogCleaner
 from .log_manager import LogManager
 from .producer_id_manager import ProducerIdManager
 from .protocol import preload as preload_protocol
 from .replica_manager import ReplicaManager
-from .socket_server import DEFAULT_MAX_REQUEST_BYTES, SocketServer
-from .transaction_coordinator import TransactionConfig, TransactionCoordinator
+from .socket_server import SocketServer
+from .transaction_coordinator import TransactionCoordinator
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class BrokerConfig:
-    """The broker's settings (Kafka's names in the comments)."""
-
-    log_dir: str
-    host: str = "127.0.0.1"  # listeners
-    port: int = 9092
-    advertised_host: str | None = None  # advertised.listeners (default: host)
-    advertised_port: int | None = None  # (default: the bound port)
-    node_id: int = 1  # node.id
-    num_partitions: int = 1  # num.partitions
-    auto_create_topics: bool = True  # auto.create.topics.enable
-    socket_request_max_bytes: int = DEFAULT_MAX_REQUEST_BYTES  # socket.request.max.bytes
-    checkpoint_interval_ms: int = 60_000  # log.flush.offset.checkpoint.interval.ms
-    log_retention_check_interval_ms: int = 300_000  # log.retention.check.interval.ms
-    cleaner: CleanerConfig = CleanerConfig()  # log.cleaner.* (enable, backoff.ms, buffers)
-    log_config: LogConfig = field(default_factory=LogConfig)  # log.* defaults for topics
-    group: GroupConfig = field(default_factory=GroupConfig)  # group.*, offsets.topic.*
-    transaction: TransactionConfig = field(  # transaction.*, transaction.state.log.*
-        default_factory=TransactionConfig)
 
 
 class Broker:

@@ -23,14 +23,14 @@ import os
 import socket
 from typing import Any
 
-from .kafka_apis import Connection, KafkaApis, api_versions_list, close_response_regions
-from .protocol import (API_VERSIONS_KEY, FileRegion, InvalidRequestError, Response,
+from .broker_config import DEFAULT_MAX_REQUEST_BYTES
+from .kafka_apis import KafkaApis, api_versions_list, close_response_regions
+from .protocol import (API_VERSIONS_KEY, Connection, FileRegion, InvalidRequestError, Response,
                        decode_request, encode_api_versions_fallback, encode_response,
                        peek_header)
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_MAX_REQUEST_BYTES = 100 * 1024 * 1024  # socket.request.max.bytes
 
 
 class SocketServer:

@@ -25,18 +25,15 @@ Every change is recorded in the metadata log through the config manager (``Topic
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..storage.log_manager import METADATA_TOPIC
 from ..storage.topic_config_def import ConfigError
+from .broker_config import BrokerInfo
+from .config_handler import ConfigHandler
 from .error_codes import Errors
-from .protocol import Request
-from .replica_manager import INTERNAL_TOPICS, topic_name_problem
-
-if TYPE_CHECKING:
-    from .config_handler import ConfigHandler
-    from .kafka_apis import BrokerInfo, Connection
-    from .replica_manager import ReplicaManager, Topic
+from .protocol import Connection, Request
+from .replica_manager import INTERNAL_TOPICS, ReplicaManager, Topic, topic_name_problem
 
 logger = logging.getLogger(__name__)
 

@@ -114,7 +114,8 @@ def start(
     import sys
 
     from ..broker.group_metadata import GroupConfig
-    from ..broker.server import BrokerConfig, serve
+    from ..broker.broker_config import BrokerConfig
+    from ..broker.server import serve
     from ..broker.transaction_coordinator import TransactionConfig
     from ..storage.log_config import LogConfig
 

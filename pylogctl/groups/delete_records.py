@@ -22,7 +22,8 @@ from ..errors import UsageError
 from ..storage.delete_records import RecordsDeletion, delete_records, predict_delete_records
 from ..storage.lock import LogDirLock
 from ..storage.log_config import LogConfig
-from ..storage.log_manager import CheckpointUpdate, LogDir
+from ..storage.checkpoint import CheckpointUpdate
+from ..storage.log_manager import LogDir
 from .replica_append import replicas_in_step
 from .replicas import LogDirs, Replica
 

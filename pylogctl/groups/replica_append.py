@@ -31,7 +31,8 @@ from typing import Sequence
 from ..storage.load_apply import PlanOutdatedError
 from ..storage.lock import LogDirLock
 from ..storage.log_config import LogConfig
-from ..storage.log_manager import CheckpointUpdate, LogDir
+from ..storage.checkpoint import CheckpointUpdate
+from ..storage.log_manager import LogDir
 from .end_offsets import read_log_end
 from .replicas import LogDirs, Replica
 

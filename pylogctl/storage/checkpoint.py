@@ -53,6 +53,23 @@ class TopicPartitionOffset:
 
 
 @dataclass(frozen=True)
+class CheckpointUpdate:
+    """One entry of a log-dir checkpoint file to write (``old`` None: the entry is new;
+    ``new`` None: the entry goes)."""
+
+    checkpoint: str
+    topic: str
+    partition: int
+    old: int | None
+    new: int | None
+
+    def describe(self) -> str:
+        old = "absent" if self.old is None else self.old
+        new = "removed" if self.new is None else self.new
+        return f"{self.checkpoint}: {self.topic}-{self.partition} {old} -> {new}"
+
+
+@dataclass(frozen=True)
 class EpochEntry:
     epoch: int
     start_offset: int

@@ -23,8 +23,8 @@ import os
 from dataclasses import dataclass
 
 from .log_dir import list_dir
-from .checkpoint import OFFSET_CHECKPOINTS
-from .log_manager import CheckpointUpdate, LogDir
+from .checkpoint import OFFSET_CHECKPOINTS, CheckpointUpdate
+from .log_manager import LogDir
 from .naming import parse_partition_dir_name
 from .replica_move import MovePlan, broker_of, plan_future
 

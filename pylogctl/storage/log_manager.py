@@ -46,9 +46,9 @@ from ..errors import CorruptRecordError, FileUnreadableError, UsageError
 from .backup import Backup
 from .checkpoint import (CLEANER_OFFSET_CHECKPOINT, HIGH_WATERMARK_CHECKPOINT,
                          LOG_START_OFFSET_CHECKPOINT, OFFSET_CHECKPOINTS,
-                         RECOVERY_POINT_CHECKPOINT, TEMP_SUFFIX, TopicPartitionOffset,
-                         format_checkpoint, keeps_log_start, read_offset_checkpoint,
-                         write_file_atomically)
+                         RECOVERY_POINT_CHECKPOINT, TEMP_SUFFIX, CheckpointUpdate,
+                         TopicPartitionOffset, format_checkpoint, keeps_log_start,
+                         read_offset_checkpoint, write_file_atomically)
 from .load_apply import PlanOutdatedError
 from .load_plan import LoadInputs, LoadPlan, LoadResult
 from .loader import apply_load, plan_load
@@ -98,23 +98,6 @@ class PartitionEntry:
 class SkippedDir:
     name: str
     reason: str
-
-
-@dataclass(frozen=True)
-class CheckpointUpdate:
-    """One entry of a log-dir checkpoint file to write (``old`` None: the entry is new;
-    ``new`` None: the entry goes)."""
-
-    checkpoint: str
-    topic: str
-    partition: int
-    old: int | None
-    new: int | None
-
-    def describe(self) -> str:
-        old = "absent" if self.old is None else self.old
-        new = "removed" if self.new is None else self.new
-        return f"{self.checkpoint}: {self.topic}-{self.partition} {old} -> {new}"
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
+from .checkpoint import CheckpointUpdate
 from .file_records import FileRecords
 from .load_plan import CreateSegment, LoadPlan, LoadResult, RecoverSegment
 from .log_config import LogConfig
@@ -26,9 +25,6 @@ from .retention import LogState, RetentionResult, SegmentInfo, simulate
 from .clock import wall_clock_ms
 from .time_index import TimeIndex
 from .truncation_plan import segment_bytes_after_load, snapshots_after_load
-
-if TYPE_CHECKING:
-    from .log_manager import CheckpointUpdate
 
 
 @dataclass(frozen=True)

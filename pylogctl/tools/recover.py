@@ -44,7 +44,8 @@ from ..storage.leftover_moves import leftover_moves
 from ..storage.load_plan import LoadPlan, plain_data, step_to_dict
 from ..storage.load_raft import is_metadata_log_dir
 from ..storage.lock import LogDirLock
-from ..storage.log_manager import CheckpointUpdate, LogDir, PartitionEntry, RecoveryResult
+from ..storage.checkpoint import CheckpointUpdate
+from ..storage.log_manager import LogDir, PartitionEntry, RecoveryResult
 from ..storage.replica_move import execute as execute_move
 from .config import ConfigOptions, TopicConfigs
 from .log_dir_run import LogDirRun, Target

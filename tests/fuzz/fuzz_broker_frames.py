@@ -417,8 +417,8 @@ class Target:
         self.parked = self.refused = self.answered = 0
 
     def run(self, frame: bytes) -> str | None:
-        from pylogctl.broker.kafka_apis import Connection, close_response_regions
-        from pylogctl.broker.protocol import InvalidRequestError
+        from pylogctl.broker.kafka_apis import close_response_regions
+        from pylogctl.broker.protocol import Connection, InvalidRequestError
 
         server = self.broker.server
         task = self.loop.create_task(server._process(frame, Connection("/fuzz")))
