@@ -1,6 +1,6 @@
 """Shell completions and man pages: checked in, fresh, complete, and working in real shells.
 
-The generator is ``pylogctl.cli.gen_docs``; when a command or option changes, the freshness test
+The generator is ``pylogctl.cli.docs``; when a command or option changes, the freshness test
 fails and says to run ``python -m pylogctl.cli.gen_docs``.
 """
 
@@ -21,7 +21,8 @@ import typer.main
 from typer._click.core import Context
 
 from support import REPO
-from pylogctl.cli import completion_scripts, gen_docs, man_pages
+from pylogctl.cli.docs import completion_scripts, man_pages
+from pylogctl.cli.docs import generate as gen_docs
 from pylogctl.cli.app import app
 
 BASH, ZSH, FISH = (REPO / gen_docs.BASH, REPO / gen_docs.ZSH, REPO / gen_docs.FISH)

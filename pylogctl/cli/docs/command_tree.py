@@ -196,7 +196,7 @@ def read_tree(app: Optional[typer.Typer] = None,
     """The command tree of ``app`` (default: pylogctl's, whose subcommands register themselves
     on import) and the exit-code text for EXIT STATUS."""
     if app is None or exit_help is None:
-        from .app import EXIT_CODES_HELP, app as pylogctl_app
+        from ..app import EXIT_CODES_HELP, app as pylogctl_app
 
         app = pylogctl_app if app is None else app
         exit_help = EXIT_CODES_HELP if exit_help is None else exit_help

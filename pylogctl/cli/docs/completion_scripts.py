@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from .. import __version__
+from ... import __version__
 from .command_tree import HEADER, PROG, Cmd, Values, walk
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 import textwrap
 
-from .. import __version__
+from ... import __version__
 from .command_tree import HEADER, PROG, Cmd, walk
 
 
