@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Literal
 from ..errors import CorruptRecordError, PylogctlError
 from ..storage.file_records import FileRecords
 from ..storage.log_dir import log_segments
-from ..storage.naming import INDEX_SUFFIX, LOG_SUFFIX
+from ..storage.naming import INDEX_SUFFIX, LOG_SUFFIX, replace_suffix
 from ..storage.offset_index import OffsetIndex
 
 if TYPE_CHECKING:
@@ -72,7 +72,7 @@ def read_log_end(partition_dir: str | os.PathLike[str]) -> LogEnd:
     try:
         with FileRecords(path) as records:
             size = records.file_size
-            hint = _index_hint(path[:-len(LOG_SUFFIX)] + INDEX_SUFFIX, base, size)
+            hint = _index_hint(replace_suffix(path, LOG_SUFFIX, INDEX_SUFFIX), base, size)
             end = _scan(records, base, hint)
             if end is None:  # the hint did not point at a batch
                 end = _scan(records, base, 0)

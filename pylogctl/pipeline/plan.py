@@ -40,7 +40,7 @@ from ..format.record_batch import RECORD_BATCH_OVERHEAD
 from ..storage import filesystems, remote_mirror
 from ..storage.log_dir import is_log_dir, log_segments
 from ..storage.log_manager import LogDir, PartitionEntry
-from ..storage.naming import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX
+from ..storage.naming import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, replace_suffix
 from ..storage.partition_paths import PathKind, resolve_path
 from ..storage.remote_records import RemoteFileRecords
 from ..storage.index import CorruptIndexError
@@ -79,7 +79,7 @@ class SegmentSplit:
 
     @property
     def index_path(self) -> str:
-        return self.path[:-len(LOG_SUFFIX)] + INDEX_SUFFIX
+        return replace_suffix(self.path, LOG_SUFFIX, INDEX_SUFFIX)
 
 
 @dataclass(frozen=True)
@@ -236,7 +236,7 @@ def time_floor(path: str, base: int, time_from: int, last_segment: bool) -> int 
     its time index: the segment's base when the index cannot tell; None when no record of
     the (rolled) segment can."""
     try:
-        index = _open_index(TimeIndex, path[:-len(LOG_SUFFIX)] + TIME_INDEX_SUFFIX, base)
+        index = _open_index(TimeIndex, replace_suffix(path, LOG_SUFFIX, TIME_INDEX_SUFFIX), base)
     except PylogctlError:
         return base
     if index is None:
@@ -299,7 +299,7 @@ def _segment_view(path: str, size: int):
 
 def _split_segment(topic: str, partition: int, path: str, base: int, size: int,
                    upper: int | None, seek: int, split_bytes: int) -> list[SegmentSplit]:
-    index = sane_offset_index(path[:-len(LOG_SUFFIX)] + INDEX_SUFFIX, base) \
+    index = sane_offset_index(replace_suffix(path, LOG_SUFFIX, INDEX_SUFFIX), base) \
         if size > split_bytes or seek > base else None
     if index is None:
         return [SegmentSplit(topic, partition, path, base, 0, None, base, upper, seek, False)]
