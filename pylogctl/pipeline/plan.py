@@ -36,7 +36,7 @@ from dataclasses import dataclass, field, replace
 from ..errors import FileUnreadableError, PylogctlError, UsageError
 from ..format.legacy import LegacyBatch
 from ..format.log_stream import iter_batches
-from ..format.record_batch import RECORD_BATCH_OVERHEAD
+from ..format.record_batch import CODEC_MASK, RECORD_BATCH_OVERHEAD
 from ..storage import filesystems, remote_mirror
 from ..storage.log_dir import is_log_dir, log_segments
 from ..storage.log_manager import LogDir, PartitionEntry
@@ -53,7 +53,6 @@ REPLICA_MODES = ("one", "all")
 MAX_REPLICA_NOTES = 5
 MIRRORED_TOPICS = frozenset({"__consumer_offsets"})
 _HEADER_BYTES = RECORD_BATCH_OVERHEAD  # a v2 batch header; a v0/v1 message's is shorter
-_CODEC_MASK = 0x07  # the compression codec bits of a v0/v1 message's attributes
 
 
 @dataclass(frozen=True)
@@ -195,29 +194,22 @@ def sane_offset_index(path: str, base: int) -> OffsetIndex | None:
         return None
     if index is None:
         return None
-    if index.entries == 0 or not _sane(index) or not _increasing_tail(index, lambda e: e):
+    if index.entries == 0 or not _trusted(index, lambda e: e):
         index.close()
         return None
     return index
 
 
-def _sane(index: OffsetIndex | TimeIndex) -> bool:
-    """The check a broker makes before it trusts an index (``sanityCheck``)."""
+def _trusted(index: OffsetIndex | TimeIndex, key: Callable[[tuple], tuple]) -> bool:
+    """Kafka's ``sanityCheck`` passes and the fields ``key`` picks grow from the second-last
+    entry to the last: a crashed broker's preallocated, zero-filled tail passes Kafka's check
+    (its loader rebuilds such an index) but breaks that order."""
     try:
         index.sanity_check()
     except CorruptIndexError:
         return False
-    return True
-
-
-def _increasing_tail(index: OffsetIndex | TimeIndex, key: Callable[[tuple], tuple]) -> bool:
-    """Whether every field ``key`` picks grows from the second-last entry to the last: a
-    crashed broker's preallocated, zero-filled tail breaks the order at the end and passes
-    Kafka's sanity check (its loader rebuilds such an index after a crash)."""
     n = index.entries
-    if n < 2:
-        return True
-    return all(y > x for x, y in zip(key(index.entry(n - 2)), key(index.entry(n - 1))))
+    return n < 2 or all(y > x for x, y in zip(key(index.entry(n - 2)), key(index.entry(n - 1))))
 
 
 def _open_index(kind, path: str, base: int):
@@ -243,10 +235,8 @@ def time_floor(path: str, base: int, time_from: int, last_segment: bool) -> int 
         return base
     try:
         n = index.entries
-        if n == 0 or not _sane(index):
+        if n == 0 or not _trusted(index, lambda e: (e.timestamp,)):
             return base
-        if not _increasing_tail(index, lambda e: (e.timestamp,)):
-            return base  # a zero-filled tail: not a finished index
         last = index.entry(n - 1)
         if not last_segment and last.timestamp < time_from:
             return None
@@ -271,7 +261,7 @@ def batch_floor(view, position: int, size: int, base: int,
     if batch is None:  # fewer bytes left than a header, or a batch running past the end
         return False, None
     if isinstance(batch, LegacyBatch):
-        floor = batch.offset if batch.attributes & _CODEC_MASK == 0 else None
+        floor = batch.offset if batch.attributes & CODEC_MASK == 0 else None
         return base <= batch.offset <= entry_offset, floor
     return base <= batch.base_offset <= entry_offset, batch.base_offset
 
