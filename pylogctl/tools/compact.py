@@ -40,12 +40,8 @@ from ..storage.load_plan import (DeleteSnapshot, RebuildProducerState, WriteLead
 from ..storage.lock import LogDirLock
 from ..storage.log import Log
 from ..storage.log_config import LogConfig
-<<<<<<< HEAD
 from ..storage.checkpoint import CLEANER_OFFSET_CHECKPOINT
-from ..storage.log_manager import CheckpointUpdate, LogDir, PartitionEntry
-=======
-from ..storage.log_manager import CLEANER_OFFSET_CHECKPOINT, LogDir, PartitionEntry
->>>>>>> 2e6fa3f (Type-only import circles broken by moving each type to its owner: BrokerConfig (with socket.request.max.bytes' default) and BrokerInfo to broker/broker_config.py, Connection to broker/protocol.py beside Request, CheckpointUpdate to storage/checkpoint.py; config_handler, coordinator_apis, topic_apis and retention_plan import them plainly (no TYPE_CHECKING left in broker/ or storage/). tests/broker configs/protocol/admin/node, tests/storage retention+replica_move, tests/tools/test_delete_records, tests/cli compact+recover, tests/groups pass)
+from ..storage.log_manager import LogDir, PartitionEntry
 from ..storage.log_to_clean import LogToClean, log_to_clean
 from .config import ConfigOptions, TopicConfigs
 from .log_dir_run import LogDirRun, Target
