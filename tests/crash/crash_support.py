@@ -13,11 +13,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import queue
 import re
 import shutil
 import struct
 import subprocess
 import sys
+import tempfile
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,7 +28,7 @@ from typing import Callable, TypeVar
 
 HERE = Path(__file__).resolve().parent
 CRASHPOINT = HERE / "crashpoint.py"
-CLI_BATCH = HERE / "cli_batch.py"
+FORK_SERVER = HERE / "fork_server.py"
 SEGMENT_NAME = re.compile(r"^(\d{20})\.log$")
 LEFTOVER_SUFFIXES = (".swap", ".cleaned", ".deleted")  # Kafka's loader resolves them
 TEMP_SUFFIX = ".tmp"  # an atomic write's temp file
@@ -170,9 +173,66 @@ def cli_env(scratch: Path) -> dict[str, str]:
     return env
 
 
+class ForkServer:
+    """One ``fork_server.py`` process: requests one at a time (a thread holds it meanwhile)."""
+
+    def __init__(self) -> None:
+        self.scratch = Path(tempfile.mkdtemp(prefix="fork-server-"))
+        self.proc = subprocess.Popen([sys.executable, str(FORK_SERVER)], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True,
+                                     env=cli_env(self.scratch))
+
+    def ask(self, request: dict) -> dict:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(json.dumps(request) + "\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            raise AssertionError(f"fork_server.py exited {self.proc.wait()}")
+        return json.loads(line)
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        self.proc.wait(60)
+        shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+_IDLE: "queue.SimpleQueue[ForkServer]" = queue.SimpleQueue()
+_ALL: list[ForkServer] = []
+_LOCK = threading.Lock()
+
+
+def _run(args: list, scratch: Path, **options) -> dict:
+    """One command through an idle fork server (a new one when none is idle)."""
+    scratch.mkdir(parents=True, exist_ok=True)
+    try:
+        server = _IDLE.get_nowait()
+    except queue.Empty:
+        with _LOCK:
+            server = ForkServer()
+            _ALL.append(server)
+    try:
+        return server.ask({"args": [str(a) for a in args], "tmpdir": str(scratch), **options})
+    finally:
+        _IDLE.put(server)
+
+
+def close_servers() -> None:
+    """Stop every fork server (the session's end)."""
+    with _LOCK:
+        while _ALL:
+            _ALL.pop().close()
+        while not _IDLE.empty():
+            _IDLE.get_nowait()
+
+
 def run_cli(args: list[str], scratch: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pylogctl", *map(str, args)],
-                          capture_output=True, text=True, env=cli_env(scratch), timeout=300)
+    """``pylogctl args`` with ``$TMPDIR`` in ``scratch``, as a child process (forked from a
+    server that imported the CLI: :mod:`fork_server`)."""
+    done = _run(args, scratch)
+    return subprocess.CompletedProcess(["pylogctl", *map(str, args)], done["code"], done["out"],
+                                       done["err"])
 
 
 @dataclass(frozen=True)
@@ -183,33 +243,30 @@ class CliResult:
 
 
 def run_cli_batch(commands: list[list], scratch: Path) -> list[CliResult]:
-    """Each command in its own process, forked from one that imported the CLI once
-    (``cli_batch.py``): the same as :func:`run_cli` for each, with one start-up for all."""
-    done = subprocess.run([sys.executable, str(CLI_BATCH),
-                           json.dumps([[str(a) for a in args] for args in commands])],
-                          capture_output=True, text=True, env=cli_env(scratch), timeout=300)
-    results = [CliResult(**json.loads(line)) for line in done.stdout.splitlines()]
-    if done.returncode != 0 or len(results) != len(commands):
-        raise AssertionError(f"cli_batch.py failed ({done.returncode}): {done.stderr}")
+    """Each command in its own process, one after the other (:func:`run_cli` for each)."""
+    results = []
+    for args in commands:
+        done = _run(args, scratch)
+        results.append(CliResult(done["code"], done["out"], done["err"]))
     return results
 
 
 def run_crashpoint(mode: list[str], roots: list[Path], args: list[str],
                    scratch: Path) -> subprocess.CompletedProcess:
-    under = [a for r in roots for a in ("--under", str(r))]
-    return subprocess.run([sys.executable, str(CRASHPOINT), *mode, *under, "--",
-                           *map(str, args)],
-                          capture_output=True, text=True, env=cli_env(scratch), timeout=300)
+    """What ``crashpoint.py MODE --under ROOT... -- ARGS`` does, ``mode`` being ``["--kill-at",
+    N]`` (run through :mod:`fork_server`, which adds crashpoint's own hook in the child)."""
+    assert mode[0] == "--kill-at" and len(mode) == 2, mode
+    done = _run(args, scratch, kill_at=int(mode[1]), roots=[str(r) for r in roots])
+    return subprocess.CompletedProcess([str(CRASHPOINT), *mode, "--", *map(str, args)],
+                                       done["code"], done["out"], done["err"])
 
 
 def count_kill_points(args: list[str], roots: list[Path], scratch: Path) -> tuple[int, list[str]]:
     """Run the command to its end, counting its mutations: ``(count, trace lines)``."""
-    count_file, trace_file = scratch / "count", scratch / "trace"
-    done = run_crashpoint(["--count", str(count_file), "--trace", str(trace_file)], roots, args,
-                          scratch)
-    if done.returncode != 0:
-        raise AssertionError(f"{args} failed uninterrupted ({done.returncode}): {done.stderr}")
-    return int(count_file.read_text()), trace_file.read_text().splitlines()
+    done = _run(args, scratch, count=True, roots=[str(r) for r in roots])
+    if done["code"] != 0:
+        raise AssertionError(f"{args} failed uninterrupted ({done['code']}): {done['err']}")
+    return done["count"], done["trace"]
 
 
 def spread(count: int, most: int) -> list[int]:

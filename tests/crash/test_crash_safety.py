@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +30,8 @@ import pytest
 from crash_checks import (Outcome, Prepared, check_data, check_state, kill_and_check, prepare,
                           run_uninterrupted)
 from crash_scenarios import LOG_START_CHECKPOINT, SCENARIOS, Scenario
-from crash_support import (KILLED, copy_corpus_partition, run_cli, run_crashpoint, spread,
+from crash_support import (CRASHPOINT, KILLED, cli_env, copy_corpus_partition,
+                           count_kill_points, run_cli, run_crashpoint, spread,
                            write_checkpoint_entry)
 
 MAX_KILLS_PER_SCENARIO = 15
@@ -162,3 +165,20 @@ def test_the_checks_see_lost_data_and_leftovers(prepared, tmp_path):
     assert any("not a contiguous run" in p for p in problems)
     assert any("acknowledged batches lost" in p for p in problems)
     assert any("files left over" in p for p in check_state(log_dir, tmp_path / "tmp"))
+
+
+def test_crashpoint_py_replays_the_kill_points_the_harness_counts(prepared, tmp_path):
+    """A failure's message replays the kill with ``crashpoint.py``: run on its own, it counts
+    the same mutations in the same order as the fork server the harness runs commands in."""
+    ours, _ = prepared.copy_to(tmp_path / "server")
+    count, trace = count_kill_points(["recover", ours, "--execute"], [ours], tmp_path / "tmp")
+    theirs, _ = prepared.copy_to(tmp_path / "script")
+    count_file, trace_file = tmp_path / "count", tmp_path / "trace"
+    done = subprocess.run([sys.executable, str(CRASHPOINT), "--count", str(count_file),
+                           "--trace", str(trace_file), "--under", str(theirs), "--", "recover",
+                           str(theirs), "--execute"], capture_output=True, text=True,
+                          env=cli_env(tmp_path / "tmp"), timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert count > 3 and int(count_file.read_text()) == count
+    assert trace_file.read_text().splitlines() == [
+        line.replace(str(tmp_path / "server"), str(tmp_path / "script")) for line in trace]
