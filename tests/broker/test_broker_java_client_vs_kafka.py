@@ -33,10 +33,12 @@ from __future__ import annotations
 
 import json
 import subprocess
+from pathlib import Path
 
 import pytest
 
 from broker_support import BrokerProcess
+from kafka_answers import cached_json, dir_key
 from kafka_jvm import KAFKA_DIR, KAFKA_VERSION, LEGACY_VERSION, KafkaBroker, java_program, \
     require_kafka
 
@@ -51,19 +53,26 @@ def run_matrix(bootstrap: str, client: str) -> list[dict]:
     return [json.loads(line) for line in out.stdout.splitlines()]
 
 
-@pytest.mark.parametrize("client", [KAFKA_VERSION, LEGACY_VERSION])
-def test_the_java_client_sees_pylogctl_broker_as_it_sees_kafka(tmp_path, client):
-    require_kafka()
-    require_kafka(client)
-    kafka = KafkaBroker(log_dir=tmp_path / "kafka" / "logs", work_dir=tmp_path / "kafka",
+def kafka_matrix(work: Path, client: str) -> list[dict]:
+    """The program's lines against a fresh real Kafka broker."""
+    kafka = KafkaBroker(log_dir=work / "logs", work_dir=work,
                         overrides={"group.consumer.min.heartbeat.interval.ms": HEARTBEAT_MS,
                                    "group.consumer.heartbeat.interval.ms": HEARTBEAT_MS})
     kafka.format(None, "--feature", "transaction.version=1")
     kafka.start()
     try:
-        theirs = run_matrix(kafka.bootstrap, client)
+        return run_matrix(kafka.bootstrap, client)
     finally:
         kafka.stop()
+
+
+@pytest.mark.parametrize("client", [KAFKA_VERSION, LEGACY_VERSION])
+def test_the_java_client_sees_pylogctl_broker_as_it_sees_kafka(tmp_path, client):
+    require_kafka()
+    require_kafka(client)
+    # the real broker's answers, kept per machine for this program, client and configuration
+    theirs = cached_json("java-client-matrix", dir_key(None, [PROGRAM, Path(__file__)], client),
+                         lambda: kafka_matrix(tmp_path / "kafka", client))
     with BrokerProcess(tmp_path / "pylogctl" / "logs", "--group-consumer-heartbeat-interval-ms",
                        str(HEARTBEAT_MS)) as broker:
         ours = run_matrix(broker.bootstrap, client)

@@ -31,6 +31,7 @@ from pathlib import Path
 
 import pytest
 
+from kafka_answers import cached_json, dir_key, started_and_stopped
 from kafka_jvm import KafkaBroker
 from kafka_scenarios import generated_scenario, killed_scenario
 from kafka_served import REPAIR_LINES
@@ -71,17 +72,24 @@ def log_end(partition: Path) -> int:
 
 def serve(log_dir: Path, work: Path) -> list[str]:
     """Start the real broker on ``log_dir``, check it serves every data partition up to the
-    log end in the files, stop it; its log lines."""
-    kafka = KafkaBroker(log_dir=log_dir, work_dir=work / "broker")
-    kafka.start()
-    try:
-        offsets = kafka.tool("kafka-get-offsets", "--exclude-internal-topics", "--time",
-                             "-1").stdout
-    finally:
-        kafka.stop()
-    ends = {f"{t}-{p}": int(o) for t, p, o in (ln.rsplit(":", 2) for ln in offsets.split())}
-    assert ends == {tp: log_end(log_dir / tp) for tp in ends} and len(ends) >= 3
-    return kafka.log_text().splitlines()
+    log end in the files, stop it; its log lines. (Kept per machine for these very bytes:
+    :mod:`kafka_answers`.)"""
+    def ask() -> dict:
+        kafka = KafkaBroker(log_dir=log_dir, work_dir=work / "broker")
+        kafka.start()
+        try:
+            offsets = kafka.tool("kafka-get-offsets", "--exclude-internal-topics", "--time",
+                                 "-1").stdout
+        finally:
+            kafka.stop()
+        ends = {f"{t}-{p}": int(o) for t, p, o in (ln.rsplit(":", 2) for ln in offsets.split())}
+        # the files' ends as the broker left them (it may have appended abort markers)
+        return {"ends": ends, "in_files": {tp: log_end(log_dir / tp) for tp in ends},
+                "log": kafka.log_text().splitlines()}
+
+    answer = cached_json("recover-served", dir_key(log_dir, [Path(__file__)]), ask)
+    assert answer["ends"] == answer["in_files"] and len(answer["ends"]) >= 3
+    return answer["log"]
 
 
 def unclean(log_dir: Path) -> None:
@@ -106,14 +114,13 @@ def recovered(request, tmp_path_factory):
         damage(theirs)
     result = run_pylogctl("recover", ours, "--execute")
     assert result.returncode == 0, result.stderr
-    kafka = KafkaBroker(log_dir=theirs, work_dir=work / "kafka" / "broker")
-    kafka.start()
-    kafka.stop()
-    return ours, theirs, kafka
+    # Kafka's own recovery (kept per machine for these very bytes: kafka_answers)
+    started_and_stopped(theirs, work / "kafka" / "broker", [Path(__file__)])
+    return ours, theirs
 
 
 def test_partition_files_are_kafkas_after_its_own_recovery(recovered) -> None:
-    ours, theirs, _ = recovered
+    ours, theirs = recovered
     compared = 0
     for part in sorted(p.name for p in ours.iterdir() if p.is_dir()):
         if part == "__cluster_metadata-0" or part.endswith("-delete"):
@@ -149,7 +156,7 @@ def assert_appended_to(mine: Path, kafkas: Path) -> None:
 
 
 def test_log_dir_checkpoints_differ_only_as_a_restart_moves_them(recovered) -> None:
-    ours, theirs, _ = recovered
+    ours, theirs = recovered
     assert checkpoint(ours / "log-start-offset-checkpoint") == \
            checkpoint(theirs / "log-start-offset-checkpoint")
     for name in ("recovery-point-offset-checkpoint", "replication-offset-checkpoint"):
@@ -160,14 +167,14 @@ def test_log_dir_checkpoints_differ_only_as_a_restart_moves_them(recovered) -> N
 
 
 def test_cluster_metadata_log_is_a_prefix_of_kafkas(recovered) -> None:
-    ours, theirs, _ = recovered
+    ours, theirs = recovered
     mine = (ours / "__cluster_metadata-0" / "00000000000000000000.log").read_bytes()
     kafkas = (theirs / "__cluster_metadata-0" / "00000000000000000000.log").read_bytes()
     assert mine and kafkas.startswith(mine)
 
 
 def test_kafka_starts_on_the_recovered_dir_and_repairs_nothing(recovered, tmp_path) -> None:
-    ours, _, _ = recovered
+    ours, _ = recovered
     copy = tmp_path / "logs"
     shutil.copytree(ours, copy)
     lines = serve(copy, tmp_path)
@@ -177,7 +184,7 @@ def test_kafka_starts_on_the_recovered_dir_and_repairs_nothing(recovered, tmp_pa
 def test_mark_clean_lets_kafka_start_without_recovering(recovered, tmp_path) -> None:
     """``--mark-clean`` leaves what a clean shutdown leaves: Kafka then loads every log as
     cleanly shut down, recovers no segment, and serves the same log ends."""
-    ours, _, _ = recovered
+    ours, _ = recovered
     copy = tmp_path / "logs"
     shutil.copytree(ours, copy)
     (copy / ".kafka_cleanshutdown").unlink(missing_ok=True)
