@@ -17,7 +17,7 @@ from typing import Any, ClassVar, Union
 from .checkpoint import EpochEntry
 from .log_config import LogConfig
 from .naming import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX
-from .segment_check import InvalidTail
+from .recovery_dry_run import InvalidTail
 from .transaction_index import AbortedTxn
 
 # a segment's files, in the order Kafka renames them (the .log first)

@@ -2,10 +2,10 @@
 fields), and the few moves every phase makes on it.
 
 Each move appends its step and plays it on the :class:`~pylogctl.storage.load_view.DirView` at
-once, so a later phase plans against the dir the earlier ones leave. Recovering a segment only
-scans it, once: the scan is kept for the recovery step planned at the end
-(:mod:`pylogctl.storage.load_recovery`), and the leader epochs it finds are assigned as Kafka's
-``recoverSegment`` assigns them.
+once, so a later phase plans against the dir the earlier ones leave. Recovering a segment runs
+``LogSegment.recover`` read-only, once (:mod:`pylogctl.storage.recovery_dry_run`): what it
+found is kept for the recovery step planned at the end (:mod:`pylogctl.storage.load_recovery`),
+and the leader epochs it finds are assigned as Kafka's ``recoverSegment`` assigns them.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from .load_plan import (SEGMENT_FILE_SUFFIXES, DeleteFile, DeleteSegment, FileSt
 from .load_view import DirView, list_files
 from .log_config import LogConfig
 from .naming import LOG_SUFFIX, PRODUCER_SNAPSHOT_SUFFIX, offset_from_name, segment_name
-from .segment_check import RecoveryScan, scan_for_recovery
+from .recovery_dry_run import RecoveryScan, ScratchDir, recover_read_only
 from .segment_split import SplitScratch
 
 
@@ -66,6 +66,11 @@ class LoadPlanner:
         self.epochs_before = tuple(self.epochs.epoch_entries())
         self.epochs_assigned: list[EpochEntry] = []  # by the recoveries, in Kafka's order
         self.scratch = SplitScratch(config)
+        self.recovery_scratch = ScratchDir()
+
+    def close(self) -> None:
+        self.scratch.close()
+        self.recovery_scratch.close()
 
     def path(self, name: str) -> str:
         return os.path.join(self.dir, name)
@@ -92,9 +97,10 @@ class LoadPlanner:
         recovery = self.recoveries.get(base)
         if recovery is None:
             try:
-                scan = scan_for_recovery(self.log_path(base), base,
+                scan = recover_read_only(self.log_path(base), base,
                                          self.config.index_interval_bytes,
-                                         self.config.segment_index_bytes)
+                                         self.config.segment_index_bytes,
+                                         self.recovery_scratch)
             except LogSegmentOffsetOverflowError as exc:
                 raise OffsetOverflow(exc, trigger) from None
             recovery = self.recoveries[base] = SegmentRecovery(scan)

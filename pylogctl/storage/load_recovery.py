@@ -1,11 +1,12 @@
 """Which segments the load recovers, and what recovering them changes (phases 5 to 7: Kafka's
 ``loadSegmentFiles``, ``recoverLog`` and ``deleteSegmentsIfLogStartGreaterThanLogEnd``).
 
-Phases 5 and 6 only decide which segments Kafka would recover and why, scanning each once; the
-recovery steps are planned last (:func:`recovery_steps`), for the segments still there, by
-comparing what recovery would write with the files as they are, so a recovery that rewrites the
-same bytes is only verified. Rebuilding a ``.txnindex`` needs the producer state below its
-segment, which :mod:`pylogctl.storage.producer_recovery` computes in memory.
+Phases 5 and 6 only decide which segments Kafka would recover and why, recovering each once
+read-only; the recovery steps are planned last (:func:`recovery_steps`), for the segments still
+there, by comparing what recovery would write with the files as they are, so a recovery that
+rewrites the same bytes is only verified. Rebuilding a ``.txnindex`` needs the producer state
+below its segment, which :mod:`pylogctl.storage.producer_recovery` computes in memory: a segment
+with transaction markers is recovered read-only again with it.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from .log_config import LONG_MAX
 from .log_segments import bases_in_range
 from .naming import (INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX,
                      offset_from_name, segment_name)
-from .producer_recovery import producer_state_before, replay_aborted_txns
+from .producer_recovery import producer_state_before
+from .recovery_dry_run import TransactionReplay, recover_read_only
 from .segment_check import check_indexes, read_next_offset
 
 INDEX_SUFFIXES = (INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX)
@@ -150,11 +152,13 @@ def _recovery_step(p: LoadPlanner, base: int, recovery: SegmentRecovery,
     elif scan.truncated_bytes:
         changes.append(f"cut {scan.truncated_bytes} bytes")
     aborted: tuple = ()
-    if scan.txn_markers and not scan.invalid_offset:
+    if scan.txn_markers and not scan.invalid_offset:  # recovered again, replaying producers
         segments = [(b, p.log_path(b)) for b in bases if b < base]
         manager = producer_state_before(p.dir, segments, p.snapshots(), base,
                                         p.inputs.log_start_offset_checkpoint, p.now_ms)
-        aborted = replay_aborted_txns(manager, p.log_path(base), scan.valid_bytes)
+        aborted = recover_read_only(p.log_path(base), base, p.config.index_interval_bytes,
+                                    p.config.segment_index_bytes, p.recovery_scratch,
+                                    TransactionReplay(manager)).aborted_txns
     expected = {INDEX_SUFFIX: scan.offset_index, TIME_INDEX_SUFFIX: scan.time_index,
                 TXN_INDEX_SUFFIX: b"".join(t.to_bytes() for t in aborted)}
     if scan.invalid_offset:

@@ -106,7 +106,7 @@ def plan_load(partition_dir: str | os.PathLike[str], *, log_start_offset_checkpo
     try:
         return _plan(p, inputs)
     finally:
-        p.scratch.close()
+        p.close()
 
 
 def _plan(p: LoadPlanner, inputs: LoadInputs) -> LoadPlan:

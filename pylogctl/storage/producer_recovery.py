@@ -25,27 +25,31 @@ from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 from ..format.producer_snapshot import CorruptSnapshotError
-from ..format.record import NO_PRODUCER_ID
 from .file_records import FileRecords
 from .log_segments import bases_in_range
 from .producer_state import ProducerStateManager, load_producers_from_batches, read_snapshot
-from .transaction_index import AbortedTxn
 
 
-def _batches(path: str, start_offset: int, end_position: int | None = None) -> Iterator:
-    """The batches of a ``.log`` from the one holding ``start_offset`` on, up to a position."""
-    with FileRecords(path, end_position) as records:
+def _batches(path: str, start_offset: int, transactional_only: bool) -> Iterator:
+    """The batches of a ``.log`` from the one holding ``start_offset`` on."""
+    with FileRecords(path) as records:
         for batch in records.batches():
-            if batch.last_offset >= start_offset:
+            if batch.last_offset >= start_offset and (
+                    not transactional_only or (batch.magic >= 2 and batch.is_transactional)):
                 yield batch
 
 
 def producer_state_before(partition_dir: str, segments: Sequence[tuple[int, str]],
                           snapshots: Mapping[int, str], offset: int, log_start_offset: int,
-                          now_ms: int) -> ProducerStateManager:
+                          now_ms: int | None, *, transactional_only: bool = False,
+                          skipped: Callable[[int, CorruptSnapshotError], None] | None = None
+                          ) -> ProducerStateManager:
     """The producer state just below ``offset``: the latest readable snapshot in
-    ``(log_start_offset, offset]`` (producers expired at ``now_ms`` skipped), then the batches
-    of ``segments`` (``(base, .log path)``, sorted) from there up to ``offset``."""
+    ``(log_start_offset, offset]`` (producers expired at ``now_ms`` skipped; None: none
+    expire), then the batches of ``segments`` (``(base, .log path)``, sorted) from there up
+    to ``offset``. ``transactional_only`` replays transactional batches alone: the state a
+    ``.txnindex`` depends on (see :class:`~pylogctl.storage.recovery_dry_run.
+    TransactionReplay`). ``skipped`` hears of each unreadable snapshot passed over."""
     manager = ProducerStateManager(partition_dir)
     map_end = log_start_offset
     if offset > 0:
@@ -53,10 +57,12 @@ def producer_state_before(partition_dir: str, segments: Sequence[tuple[int, str]
                                       reverse=True):
             try:
                 entries = read_snapshot(snapshots[snapshot_offset])
-            except CorruptSnapshotError:
+            except CorruptSnapshotError as exc:
+                if skipped is not None:
+                    skipped(snapshot_offset, exc)
                 continue  # Kafka deletes it and tries the next older one
             for entry in entries:
-                if not manager.is_producer_expired(now_ms, entry):
+                if now_ms is None or not manager.is_producer_expired(now_ms, entry):
                     manager.load_producer_entry(entry)
             map_end = snapshot_offset
             break
@@ -64,28 +70,10 @@ def producer_state_before(partition_dir: str, segments: Sequence[tuple[int, str]
         earlier = [b for b, _ in segments if b < offset]
         for base in bases_in_range(earlier, map_end, offset) if offset > map_end else ():
             start = max(base, map_end, log_start_offset)
-            load_producers_from_batches(manager, _batches(paths[base], start))
+            load_producers_from_batches(manager, _batches(paths[base], start,
+                                                          transactional_only))
     manager.update_map_end_offset(offset)
     return manager
-
-
-def replay_aborted_txns(manager: ProducerStateManager, path: str,
-                        valid_bytes: int) -> tuple[AbortedTxn, ...]:
-    """The ``.txnindex`` entries recovering the segment at ``path`` writes: its v2 batches
-    replayed into ``manager`` as ``LogSegment.recover`` does (``manager`` is advanced)."""
-    aborted = []
-    for batch in _batches(path, -1, valid_bytes):
-        if batch.magic < 2:
-            continue
-        if batch.producer_id > NO_PRODUCER_ID:
-            completed = manager.update(batch)
-            if completed is not None:
-                if completed.is_aborted:
-                    aborted.append(AbortedTxn.from_completed(
-                        completed, manager.last_stable_offset(completed)))
-                manager.complete_txn(completed)
-        manager.update_map_end_offset(batch.last_offset + 1)
-    return tuple(aborted)
 
 
 @dataclass(frozen=True)

@@ -162,12 +162,13 @@ class LogSegment:
         in Kafka, so the first append creates the index files."""
         return self.offset_index.can_append_offset(offset)
 
-    def _ensure_offset_in_range(self, offset: int) -> None:
+    def _ensure_offset_in_range(self, offset: int, position: int | None = None) -> None:
+        """``position``: of the batch holding ``offset`` (default: the end, for appends)."""
         if not self.can_convert_to_relative_offset(offset):
             raise LogSegmentOffsetOverflowError(
                 f"Detected offset overflow at offset {offset} in segment {self}",
-                path=self.log.path, position=self.size, base_offset=self.base_offset,
-                offset=offset)
+                path=self.log.path, position=self.size if position is None else position,
+                base_offset=self.base_offset, offset=offset)
 
     def _max_so_far(self) -> TimestampOffset:
         """Largest timestamp so far and its offset, read from the time index the first time."""
@@ -387,7 +388,7 @@ class LogSegment:
                     last_offset = batch.last_offset
                     if not fits(last_offset):
                         self._max_timestamp_and_offset = TimestampOffset(max_ts, max_ts_offset)
-                        self._ensure_offset_in_range(last_offset)  # raises
+                        self._ensure_offset_in_range(last_offset, valid_bytes)  # raises
                     if batch.max_timestamp > max_ts:
                         max_ts, max_ts_offset = batch.max_timestamp, last_offset
                     if valid_bytes - last_index_entry > interval:

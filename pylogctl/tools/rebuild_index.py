@@ -2,8 +2,9 @@
 
 For every segment of the given paths (a ``.log``, a partition dir, a log dir, a dir of log
 dirs) the offset, time and transaction indexes are built by ``LogSegment.recover`` itself,
-reading the ``.log`` read-only and writing into scratch files, so the originals are never
-touched while planning. Each is then compared with the file on disk
+reading the ``.log`` read-only and writing into scratch files
+(:mod:`pylogctl.storage.recovery_dry_run`, as the loader's plan does), so the originals are
+never touched while planning. Each is then compared with the file on disk
 (:mod:`pylogctl.tools.index_comparison`: identical, missing, or different and then benign or
 corrupt) and, when asked, written over it.
 
@@ -25,32 +26,27 @@ The rules kept here:
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Literal
+from typing import Any, Iterator, Literal
 
-from ..errors import (CorruptRecordError, FileUnreadableError, LogSegmentOffsetOverflowError,
+from ..errors import (FileUnreadableError, InvalidOffsetError, LogSegmentOffsetOverflowError,
                       PylogctlError, UsageError)
-from ..format.log_stream import LOG_OVERHEAD, MIN_RECORD_OVERHEAD, iter_batches
-from ..format.producer_snapshot import CorruptSnapshotError
+from ..format.log_stream import LOG_OVERHEAD, MIN_RECORD_OVERHEAD
 from ..storage.backup import Backup
 from ..storage.checkpoint import TEMP_SUFFIX, write_file_atomically
 from ..storage.file_records import FileRecords
 from ..storage.files import read_bytes
-from ..storage.lazy_index import LazyIndex
 from ..storage.lock import LogDirLock, ensure_unlocked
 from ..storage.log_config import LogConfig
 from ..storage.log_dir import log_segments, partition_dirs
 from ..storage.naming import (INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX,
                               log_file_offset, parse_partition_dir_name, segment_file)
 from ..storage.partition_paths import PathKind, resolve_path, select_partitions
-from ..storage.producer_append import CompletedTxn, ProducerBatch
-from ..storage.producer_state import (ProducerStateManager, load_producers_from_batches,
-                                      read_snapshot)
-from ..storage.segment import LogSegment
+from ..storage.producer_recovery import producer_state_before
+from ..storage.producer_state import list_snapshot_files
+from ..storage.recovery_dry_run import (Progress, RecoveryScan, ScratchDir, TransactionReplay,
+                                        recover_read_only, scratch_index_paths)
 from ..storage.time_index import TimeIndex
-from ..storage.transaction_index import TransactionIndex
 from ..storage.kraft_configs import METADATA_PARTITION_DIR
 from ..storage.log_manager import LogDir
 from .config import ConfigOptions, TopicConfigs
@@ -60,11 +56,10 @@ DEFAULT_INDEX_INTERVAL_BYTES = LogConfig().index_interval_bytes
 INDEX_FILES: tuple[tuple[IndexKind, str], ...] = (
     ("offset-index", INDEX_SUFFIX), ("time-index", TIME_INDEX_SUFFIX),
     ("txn-index", TXN_INDEX_SUFFIX))
+INDEX_KINDS = tuple(kind for kind, _ in INDEX_FILES)
 _MIN_BATCH_SIZE = LOG_OVERHEAD + MIN_RECORD_OVERHEAD  # a v0 message, no key, no value
-PROGRESS_STEP = 8 * 1024 * 1024
 
 Action = Literal["keep", "write", "replace"]
-Progress = Callable[[int], None]
 
 
 @dataclass(frozen=True)
@@ -140,9 +135,14 @@ class SegmentRebuild:
 
 
 # -- which segments ----------------------------------------------------------------------------
+def segments(partition_dir: str) -> list[tuple[int, str]]:
+    """The partition dir's ``{base:020d}.log`` files as ``(base, path)``, ascending."""
+    return [(b, path) for b, path in log_segments(partition_dir)
+            if log_file_offset(path) is not None]
+
+
 def segment_bases(partition_dir: str) -> list[int]:
-    """Base offsets of the partition dir's ``{base:020d}.log`` files, ascending."""
-    return [b for b, path in log_segments(partition_dir) if log_file_offset(path) is not None]
+    return [b for b, _ in segments(partition_dir)]
 
 
 def is_metadata_log(target: PartitionTarget) -> bool:
@@ -182,59 +182,6 @@ def resolve_targets(paths: list[str]) -> list[PartitionTarget]:
 
 
 # -- rebuilding one segment --------------------------------------------------------------------
-class _ReadOnlyLog(FileRecords):
-    """A segment's ``.log`` opened read-only for ``LogSegment.recover``: the truncation that
-    recovery ends with only reports what a broker would cut, and the scan reports progress
-    (recovery's Python and C loops both ``release`` the pages they have passed)."""
-
-    def __init__(self, path: str, progress: Progress | None) -> None:
-        super().__init__(path)
-        self._progress = progress
-        self.reported = 0
-
-    def truncate_to(self, target_size: int) -> int:
-        return self.end - target_size
-
-    def release(self, position: int) -> None:
-        super().release(position)
-        if self._progress is not None and position - self.reported >= PROGRESS_STEP:
-            self._progress(position - self.reported)
-            self.reported = position
-
-
-class _TransactionState:
-    """Producer state as far as a ``.txnindex`` depends on it, for ``LogSegment.recover``.
-
-    Only transactional batches (data and markers) open and close transactions; a plain batch
-    matters only from a producer inside one (Kafka refuses it). The others change sequence
-    numbers and epochs, which recovery never rejects, so they are skipped: the index comes out
-    the same. ``open_txn_producers`` tells recovery so, and its C loop then hands over only
-    the batches that matter: a plain batch costs no Python at all.
-    """
-
-    def __init__(self, manager: ProducerStateManager) -> None:
-        self.manager = manager
-        # producers with a transaction open (kept in step with the manager after each update)
-        self.open_txn_producers = {pid for pid, e in manager.active_producers.items()
-                                   if e.current_txn_first_offset is not None}
-        self.last_stable_offset = manager.last_stable_offset
-        self.complete_txn = manager.complete_txn
-        self.update_map_end_offset = manager.update_map_end_offset
-
-    def update(self, batch: ProducerBatch) -> CompletedTxn | None:
-        producer_id = batch.producer_id
-        open_txn = self.open_txn_producers
-        if not (batch.is_transactional or producer_id in open_txn):
-            return None
-        completed = self.manager.update(batch)
-        entry = self.manager.last_entry(producer_id)
-        if entry is not None and entry.current_txn_first_offset is not None:
-            open_txn.add(producer_id)
-        else:
-            open_txn.discard(producer_id)
-        return completed
-
-
 def _max_index_size(log_size: int, interval: int) -> int:
     """Room for every entry recovery can append: Kafka's default, or more for a big segment
     rebuilt with a small interval (a broker would have rolled it; a rebuild must not fail)."""
@@ -242,86 +189,27 @@ def _max_index_size(log_size: int, interval: int) -> int:
     return max(LogConfig().segment_index_bytes, most_entries * TimeIndex.entry_size)
 
 
-def _scratch_paths(scratch: str, base: int) -> dict[IndexKind, str]:
-    return {kind: segment_file(scratch, base, suffix) for kind, suffix in INDEX_FILES}
-
-
-def build_indexes(log_path: str, base: int, scratch: str, interval: int,
-                  producer_state: _TransactionState | None,
-                  progress: Progress | None = None) -> tuple[dict[IndexKind, str], int]:
-    """Run ``LogSegment.recover`` over the ``.log`` (read-only) with indexes in ``scratch``;
-    returns the rebuilt index paths and the valid bytes of the log."""
-    paths = _scratch_paths(scratch, base)
-    for p in paths.values():
-        if os.path.exists(p):
-            os.unlink(p)
-    log = _ReadOnlyLog(log_path, progress)
-    max_index = _max_index_size(log.size_in_bytes, interval)
-    segment = LogSegment(log, LazyIndex.for_offset(paths["offset-index"], base, max_index),
-                         LazyIndex.for_time(paths["time-index"], base, max_index),
-                         TransactionIndex(base, paths["txn-index"]), base, interval)
-    try:
-        truncated = segment.recover(producer_state)
-    finally:
-        segment.close()
-    if progress is not None:
-        progress(log.size_in_bytes - log.reported)
-    return paths, log.size_in_bytes - truncated
-
-
-def describe_invalid_tail(log: FileRecords, position: int) -> str:
-    """Why the batches of ``log`` stop being valid at ``position`` (what recovery cuts)."""
-    size = log.size_in_bytes
-    try:
-        batch = next(iter_batches(log.view, position, size, log.path), None)
-        if batch is None:
-            return (f"{size - position} bytes at the end are not a whole batch (a write the "
-                    f"broker did not finish)")
-        batch.ensure_valid()
-    except CorruptRecordError as exc:
-        return exc.message
-    return "the batch there is not valid"
+def _tail_note(scan: RecoveryScan) -> str:
+    """Why the batches stop being valid where they do (what a broker's recovery cuts)."""
+    tail = scan.invalid_tail
+    assert tail is not None
+    if tail.kind == "incomplete-batch":
+        return (f"{scan.size - tail.position} bytes at the end are not a whole batch (a write "
+                f"the broker did not finish)")
+    return tail.message
 
 
 # -- producer state before the first segment rebuilt -------------------------------------------
-def _seed_producer_state(target: PartitionTarget, all_bases: list[int],
-                         notes: list[str]) -> ProducerStateManager:
+def _producer_state(target: PartitionTarget, notes: list[str]) -> TransactionReplay:
     """Producer state just below the first target segment, as Kafka's loader rebuilds it but
     deleting nothing: the latest readable snapshot at or below that segment and above the log
-    start (the loader discards the others), then the batches in between."""
-    first = target.bases[0]
-    manager = ProducerStateManager(target.partition_dir)
-    start = all_bases[0]
-    for offset in reversed(manager.snapshot_offsets()):
-        if not all_bases[0] < offset <= first:
-            continue
-        try:
-            entries = read_snapshot(manager.fetch_snapshot(offset))
-        except (CorruptSnapshotError, FileUnreadableError) as exc:
-            notes.append(f"skipped producer snapshot {offset}: {exc}")
-            continue
-        for entry in entries:
-            manager.load_producer_entry(entry)
-        start = offset
-        break
-    manager.update_map_end_offset(start)
-    for i, base in enumerate(all_bases):
-        following = all_bases[i + 1] if i + 1 < len(all_bases) else None
-        if base >= first:
-            break
-        if following is not None and following <= start:
-            continue
-        with FileRecords(segment_file(target.partition_dir, base, LOG_SUFFIX)) as records:
-            load_producers_from_batches(manager, _transactional(records, start))
-    manager.update_map_end_offset(first)
-    return manager
-
-
-def _transactional(records: FileRecords, start: int) -> Iterator[ProducerBatch]:
-    """The transactional v2 batches from offset ``start`` on (what a ``.txnindex`` needs)."""
-    for batch in records.batches():
-        if batch.magic >= 2 and batch.last_offset >= start and batch.is_transactional:
-            yield batch  # type: ignore[misc]
+    start (the loader discards the others), then the transactional batches in between."""
+    logs = segments(target.partition_dir)
+    manager = producer_state_before(
+        target.partition_dir, logs, dict(list_snapshot_files(target.partition_dir)),
+        target.bases[0], logs[0][0], None, transactional_only=True,
+        skipped=lambda offset, exc: notes.append(f"skipped producer snapshot {offset}: {exc}"))
+    return TransactionReplay(manager)
 
 
 # -- the run -------------------------------------------------------------------------------------
@@ -351,7 +239,7 @@ class IndexRebuild:
             # it mirrors the log dir, or the dir holding several (whose partitions may share names)
             self.backup = Backup(backup_dir, os.path.commonpath(self.log_dirs))
         self._locks: list[LogDirLock] = []
-        self._scratch: str | None = None
+        self._scratch: ScratchDir | None = None
 
     def __enter__(self) -> "IndexRebuild":
         try:
@@ -360,7 +248,7 @@ class IndexRebuild:
                     self._locks.append(LogDirLock(log_dir).acquire())
                 else:
                     ensure_unlocked(log_dir)
-            self._scratch = tempfile.mkdtemp(prefix="pylogctl-rebuild-index-")
+            self._scratch = ScratchDir()
         except BaseException:
             self.close()
             raise
@@ -374,7 +262,7 @@ class IndexRebuild:
             lock.release()
         self._locks.clear()
         if self._scratch is not None:
-            shutil.rmtree(self._scratch, ignore_errors=True)
+            self._scratch.close()
             self._scratch = None
 
     def segments(self, progress: Progress | None = None) -> Iterator[SegmentRebuild]:
@@ -402,8 +290,7 @@ class IndexRebuild:
                    progress: Progress | None) -> Iterator[SegmentRebuild]:
         notes: list[str] = []
         try:
-            state: _TransactionState | None = _TransactionState(
-                _seed_producer_state(target, segment_bases(target.partition_dir), notes))
+            state: TransactionReplay | None = _producer_state(target, notes)
         except PylogctlError as exc:
             notes.append(f"transaction indexes not checked: cannot replay producer state "
                          f"before segment {target.bases[0]}: {exc}")
@@ -418,21 +305,26 @@ class IndexRebuild:
                              f"replayed past segment {base}")
             yield result
 
-    def _segment(self, target: PartitionTarget, base: int, state: _TransactionState | None,
+    def _segment(self, target: PartitionTarget, base: int, state: TransactionReplay | None,
                  progress: Progress | None) -> SegmentRebuild:
         assert self._scratch is not None
         log_path = segment_file(target.partition_dir, base, LOG_SUFFIX)
         result = SegmentRebuild(log_path, base, _size(log_path))
         try:
-            rebuilt, result.valid_bytes = build_indexes(
-                log_path, base, self._scratch, self._interval(target), state, progress)
+            interval = self._interval(target)
+            scan = recover_read_only(log_path, base, interval,
+                                     _max_index_size(_size(log_path), interval), self._scratch,
+                                     state, progress)
+            if scan.invalid_offset:
+                raise InvalidOffsetError(scan.invalid_offset, path=log_path)
+            result.valid_bytes = scan.valid_bytes
+            rebuilt = dict(zip(INDEX_KINDS, scratch_index_paths(self._scratch.path, base)))
             with FileRecords(log_path) as log:
                 if result.invalid_bytes:
                     result.notes.append(
                         f"{result.invalid_bytes} invalid bytes at the end from byte position "
-                        f"{result.valid_bytes}: {describe_invalid_tail(log, result.valid_bytes)} "
-                        f"(a broker's recovery truncates them; rebuild-index leaves the .log "
-                        f"as it is)")
+                        f"{result.valid_bytes}: {_tail_note(scan)} (a broker's recovery "
+                        f"truncates them; rebuild-index leaves the .log as it is)")
                 for kind, suffix in INDEX_FILES:
                     if kind == "txn-index" and state is None:
                         continue

@@ -15,7 +15,7 @@ from pylogctl.storage.log_config import LogConfig
 from pylogctl.storage.naming import LOG_SUFFIX, segment_file
 from pylogctl.storage.producer_state import ProducerStateManager
 from pylogctl.storage.segment import LogSegment
-from pylogctl.tools.rebuild_index import _TransactionState
+from pylogctl.storage.recovery_dry_run import TransactionReplay
 
 HOOKS = ("none", "full", "txn")  # no hooks; ProducerStateManager + epoch cache; rebuild-index's
 
@@ -99,7 +99,7 @@ def recover_outcome(directory: Path, log: bytes, base: int, hooks: str,
         producer_state = RecordingProducerState(manager, calls)
         epoch_cache = RecordingEpochCache(directory, calls)
     elif hooks == "txn":
-        producer_state = RecordingProducerState(_TransactionState(manager), calls)
+        producer_state = RecordingProducerState(TransactionReplay(manager), calls)
     warnings = WarningLog()
     segment_module.logger.addHandler(warnings)
     segment = LogSegment.open(directory, base, config, roll_jitter_ms=0)

@@ -25,7 +25,7 @@ from pylogctl.storage.log_config import LogConfig
 from pylogctl.storage.log_dir import child_log_dirs
 from pylogctl.storage.log_manager import LogDir
 from pylogctl.storage.segment import LogSegment
-from pylogctl.storage.segment_check import scan_for_recovery
+from pylogctl.storage.recovery_dry_run import ScratchDir, recover_read_only
 from pylogctl.storage.transaction_index import read_transaction_index
 from pylogctl.tools.log_dir_summary import summarize_log_dir
 from load_support import (batch_positions, copy_partition, fingerprint, flip_byte, load_twice,
@@ -85,12 +85,17 @@ def test_corpus_dir_loads_as_kafka_would_and_a_second_plan_is_empty(corpus_copy,
             assert not [n for n in os.listdir(entry.path) if n.endswith(TEMP_SUFFIXES)]
 
 
+def _dry_run(log: Path, base: int):
+    with ScratchDir() as scratch:
+        return recover_read_only(str(log), base, CONFIG.index_interval_bytes,
+                                 CONFIG.segment_index_bytes, scratch)
+
+
 def test_the_active_segment_indexes_are_left_trimmed(invoice):
     log_dir, part = invoice
     plan, _, again = load_twice(part, **plan_for(log_dir, part)[1])
     assert again.is_empty
-    scan = scan_for_recovery(str(part / f"{ACTIVE}.log"), 90867, CONFIG.index_interval_bytes,
-                             CONFIG.segment_index_bytes)
+    scan = _dry_run(part / f"{ACTIVE}.log", 90867)
     assert (part / f"{ACTIVE}.index").read_bytes() == scan.offset_index
     assert (part / f"{ACTIVE}.timeindex").read_bytes() == scan.time_index
     assert (part / f"{ACTIVE}.index").stat().st_size < 10 * 1024
@@ -173,8 +178,7 @@ def test_a_zeroed_index_is_rebuilt_although_kafka_would_keep_it(invoice):
     assert "pylogctl finds 00000000000000000000.index unusable" in step.reason
     assert step.truncated_bytes == 0 and "the .index (differs)" in step.changes
     apply_load(plan)
-    scan = scan_for_recovery(str(part / "00000000000000000000.log"), 0,
-                             CONFIG.index_interval_bytes, CONFIG.segment_index_bytes)
+    scan = _dry_run(part / "00000000000000000000.log", 0)
     assert index.read_bytes() == scan.offset_index
     assert plan_load(part, **kwargs).is_empty
 
