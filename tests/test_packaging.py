@@ -25,6 +25,10 @@ def test_wheel_maps_formatters_under_the_package(tmp_path: Path):
     assert "pylogctl/formatters/text.py" in names
     assert not any(n.startswith("formatters/") for n in names)
     assert "pylogctl/cli/app.py" in names and "pylogctl/format/record_batch.py" in names
+    if _compiler():  # each accelerator beside the module it speeds up
+        for module in ACCELERATORS:
+            stem = module.replace(".", "/") + "."
+            assert any(n.startswith(stem) and n.endswith((".so", ".pyd")) for n in names), module
 
 
 def test_sdist_carries_the_docs_the_man_pages_name(tmp_path: Path):
@@ -71,9 +75,23 @@ def test_sample_writes_a_log_dir_that_dumps_cleanly(tmp_path: Path):
     assert batches[-1]["isControl"] and batches[-1]["records"][0]["control"]["type"] == "COMMIT"
 
 
+def _compiler() -> bool:
+    """Whether a C compiler and the Python headers are there (setup.py then builds them)."""
+    import shutil
+    import sysconfig
+
+    headers = Path(sysconfig.get_paths()["include"]) / "Python.h"
+    return bool(shutil.which("cc") or shutil.which("gcc")) and headers.exists()
+
+
 # each optional C extension and the sources compiled into it
 ACCELERATORS = {
     "pylogctl.format._speedups": ["pylogctl/format/_*.c", "pylogctl/format/_kafka_wire.h"],
+    "pylogctl.storage._recover_scan": ["pylogctl/storage/_recover_scan.c",
+                                       "pylogctl/format/_crc32c.c",
+                                       "pylogctl/format/_kafka_wire.h"],
+    "pylogctl.tools._batch_lines": ["pylogctl/tools/_batch_lines.c", "pylogctl/format/_crc32c.c",
+                                    "pylogctl/format/_kafka_wire.h"],
     "pylogctl.storage._cleaner_scan": ["pylogctl/storage/_cleaner_scan.c",
                                        "pylogctl/format/_crc32c.c",
                                        "pylogctl/format/_kafka_wire.h"],
@@ -90,11 +108,8 @@ def test_the_accelerators_are_built_where_they_can_be(module):
     and the Python headers exist, as in CI, each must have been built, and its sources must
     match the built copy."""
     import importlib
-    import shutil
-    import sysconfig
 
-    headers = Path(sysconfig.get_paths()["include"]) / "Python.h"
-    if not (shutil.which("cc") or shutil.which("gcc")) or not headers.exists():
+    if not _compiler():
         pytest.skip("no C compiler or Python headers: the pure-Python path is the one in use")
     built = Path(importlib.import_module(module).__file__).stat().st_mtime
     sources = [p for pattern in ACCELERATORS[module] for p in REPO.glob(pattern)]

@@ -1105,17 +1105,7 @@ PyObject *pylogctl_crc32c_py(PyObject *self, PyObject *const *args, Py_ssize_t n
 PyObject *pylogctl_crc32c_portable_py(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 extern const char pylogctl_crc32c_doc[];
 
-/* _batch_lines.c */
-PyObject *format_v2_batch_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
-extern const char format_v2_batch_lines_doc[];
-PyObject *format_v2_record_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
-extern const char format_v2_record_lines_doc[];
-PyObject *format_v2_batch_area_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
-extern const char format_v2_batch_area_lines_doc[];
-
-/* scan_recovery: included, not a source of its own (setup.py lists the translation units) */
-#include "_recover_scan.c"
-/* summarize_records: likewise */
+/* summarize_records: included, not a source of its own (setup.py lists the translation units) */
 #include "_record_summary.c"
 
 static PyMethodDef speedups_methods[] = {
@@ -1133,14 +1123,6 @@ static PyMethodDef speedups_methods[] = {
      pylogctl_crc32c_doc},
     {"_crc32c_portable", (PyCFunction)(void (*)(void))pylogctl_crc32c_portable_py, METH_FASTCALL,
      "crc32c() forced onto the table-driven path (for tests)."},
-    {"format_v2_batch_lines", (PyCFunction)(void (*)(void))format_v2_batch_lines, METH_FASTCALL,
-     format_v2_batch_lines_doc},
-    {"format_v2_record_lines", (PyCFunction)(void (*)(void))format_v2_record_lines, METH_FASTCALL,
-     format_v2_record_lines_doc},
-    {"format_v2_batch_area_lines", (PyCFunction)(void (*)(void))format_v2_batch_area_lines,
-     METH_FASTCALL, format_v2_batch_area_lines_doc},
-    {"scan_recovery", (PyCFunction)(void (*)(void))scan_recovery, METH_FASTCALL,
-     scan_recovery_doc},
     {"summarize_records", (PyCFunction)(void (*)(void))summarize_records, METH_FASTCALL,
      summarize_records_doc},
     {NULL, NULL, 0, NULL},
@@ -1149,8 +1131,8 @@ static PyMethodDef speedups_methods[] = {
 static struct PyModuleDef speedups_module = {
     PyModuleDef_HEAD_INIT,
     "pylogctl.format._speedups",
-    "Optional C accelerators: record decoding, CRC-32C, the shallow dump's batch lines and "
-    "segment recovery's batch loop.",
+    "Optional C accelerators: record decoding, batch framing, CRC-32C and the leader's "
+    "record summary.",
     -1,
     speedups_methods,
     NULL, NULL, NULL, NULL,

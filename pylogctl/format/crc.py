@@ -9,15 +9,15 @@ hardware accelerated on x86-64 and give the same values (tests/format/test_fmt_s
 
 from __future__ import annotations
 
-import os
 import zlib
 
-try:
-    if os.environ.get("PYLOGCTL_NO_SPEEDUPS", "") not in ("", "0"):
-        raise ImportError("PYLOGCTL_NO_SPEEDUPS is set")
-    from ._speedups import crc32c
-except ImportError:
-    from crc32c import crc32c  # type: ignore[assignment,no-redef]
+from ..speedups import accelerator
+
+_c = accelerator("pylogctl.format._speedups")
+if _c is None:
+    from crc32c import crc32c
+else:
+    crc32c = _c.crc32c
 
 crc32 = zlib.crc32
 """CRC-32 (IEEE) of a buffer, ``crc32(data, value=0)``: the legacy (magic 0/1) checksum."""

@@ -17,12 +17,12 @@ UTF-8 key, value length + value). Compressed batches compress the record area on
 
 from __future__ import annotations
 
-import os
 import struct
 from dataclasses import dataclass
 from typing import Sequence
 
 from ..errors import CorruptRecordError, PylogctlError
+from ..speedups import accelerator
 from .compression import Codec, decompress
 from .crc import crc32c
 from .record import NO_TIMESTAMP, Header, Record, TimestampType, increment_sequence
@@ -423,22 +423,18 @@ def decode_records_py(data: bytes, count: int, base_offset: int, base_timestamp:
     return out
 
 
-# The C accelerator (pylogctl/format/_speedups.c, an optional extension built by setup.py):
-# same records, same errors, several times faster. PYLOGCTL_NO_SPEEDUPS=1 keeps the pure-Python
-# decoder, e.g. to compare the two or to rule the extension out when chasing a bug.
+# The C accelerator (pylogctl/format/_speedups.c, optional: see pylogctl/speedups.py): same
+# records, same errors, several times faster.
 #
 # It builds Record, Header and RecordBatch objects without calling the classes (see
 # register_classes in _speedups.c): the classes registered here, as long as their layout is the
 # one it checks. Their constructors must stay plain slot assignments (record.py says so).
-try:
-    from ._speedups import crc32c_range as _c_crc_range
-    from ._speedups import batch_records as _c_batch_records
-    from ._speedups import decode_records as _c_decode
-    from ._speedups import register_classes as _c_register
-    from ._speedups import summarize_records as _c_summarize
-except ImportError:  # not built (no compiler at install time): pure Python it is
-    _c_decode = _c_batch_records = _c_summarize = _c_crc_range = _c_register = None
-if os.environ.get("PYLOGCTL_NO_SPEEDUPS", "") not in ("", "0"):
+_c = accelerator("pylogctl.format._speedups")
+if _c is not None:
+    _c_crc_range, _c_batch_records, _c_decode, _c_register, _c_summarize = (
+        _c.crc32c_range, _c.batch_records, _c.decode_records, _c.register_classes,
+        _c.summarize_records)
+else:  # not built (no compiler at install time), or switched off: pure Python it is
     _c_decode = _c_batch_records = _c_summarize = _c_crc_range = _c_register = None
 # (record, header, batch): whether each class is built by the C loops, else called
 C_BUILDS = (False, False, False) if _c_register is None else _c_register(Record, Header,

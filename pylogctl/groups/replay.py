@@ -21,7 +21,6 @@ bytes contain none of them is skipped unparsed: it cannot hold a record of those
 
 from __future__ import annotations
 
-import os
 import re
 from operator import attrgetter
 from typing import Iterable, Protocol
@@ -30,17 +29,14 @@ from ..format.control import ControlRecordType, parse_control_key
 from ..format.record import Record
 from ..format.record_batch import (CODEC_MASK, CONTROL_FLAG, LOG_OVERHEAD,
                                    RECORD_BATCH_OVERHEAD, TRANSACTIONAL_FLAG)
+from ..speedups import accelerator
 
-# The C table (pylogctl/groups/_offsets_scan.c, an optional extension built by setup.py).
-# PYLOGCTL_NO_SPEEDUPS=1, or no extension, keeps dicts and the Python batch loop.
-try:
-    if os.environ.get("PYLOGCTL_NO_SPEEDUPS", "") not in ("", "0"):
-        raise ImportError("PYLOGCTL_NO_SPEEDUPS is set")
-    from ._offsets_scan import STOP_END, STOP_LIMIT, LastRecords
-    SCAN_DONE = (STOP_END, STOP_LIMIT)  # LastRecords.scan stopped without a batch for Python
-except ImportError:
-    LastRecords = None
-    SCAN_DONE = ()
+# The C table (pylogctl/groups/_offsets_scan.c, optional: see pylogctl/speedups.py); switched
+# off, or no extension, dicts and the Python batch loop.
+_c = accelerator("pylogctl.groups._offsets_scan")
+LastRecords = None if _c is None else _c.LastRecords
+# LastRecords.scan stopped without a batch for Python
+SCAN_DONE = () if _c is None else (_c.STOP_END, _c.STOP_LIMIT)
 
 Kept = tuple[int, "bytes | None"]  # a key's last record: (offset, value)
 

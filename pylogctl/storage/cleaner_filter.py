@@ -20,7 +20,6 @@ hands back (malformed, or a case it leaves to Python), goes through ``filter_to`
 
 from __future__ import annotations
 
-import os
 from typing import Protocol, Sequence
 
 from ..format.log_stream import AnyBatch
@@ -28,17 +27,14 @@ from ..format.record import Record
 from ..format.record_batch import CODEC_MASK, CONTROL_FLAG, RECORD_BATCH_OVERHEAD
 from ..format.record_filter import (BatchRetention, BatchRetentionResult, FilterResult,
                                     empty_batch_header, filter_to)
+from ..speedups import accelerator
 from .cleaned_txn import CleanedTransactionMetadata
 from .cleaner_log import LastRecord
 from .offset_map import SkimpyOffsetMap
 
-# PYLOGCTL_NO_SPEEDUPS=1, or no extension: every batch goes through filter_to.
-try:
-    if os.environ.get("PYLOGCTL_NO_SPEEDUPS", "") not in ("", "0"):
-        raise ImportError("PYLOGCTL_NO_SPEEDUPS is set")
-    from ._cleaner_scan import filter_batch as _filter_batch
-except ImportError:
-    _filter_batch = None
+# Switched off (pylogctl/speedups.py), or no extension: every batch goes through filter_to.
+_c = accelerator("pylogctl.storage._cleaner_scan")
+_filter_batch = None if _c is None else _c.filter_batch
 _INT64 = range(-(1 << 63), 1 << 63)
 _DELETE, _RETAIN_EMPTY = BatchRetention.DELETE, BatchRetention.RETAIN_EMPTY
 

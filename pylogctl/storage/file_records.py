@@ -30,7 +30,7 @@ RELEASE_EVERY = 64 * 1024 * 1024
 _DONTNEED = getattr(mmap, "MADV_DONTNEED", 0)
 
 # The C batch walk (format/_speedups.c, scan_batches), when the accelerator is built and on
-# (record_batch decides: PYLOGCTL_NO_SPEEDUPS=1 turns it off there) and builds RecordBatch
+# (record_batch decides, through pylogctl/speedups.py) and builds RecordBatch
 # objects itself; else iter_batches alone.
 _c_scan = None
 if record_batch.C_BUILDS[2]:

@@ -29,22 +29,19 @@ look-ups in C.
 from __future__ import annotations
 
 import hashlib
-import os
 from itertools import islice
 from typing import Callable, Iterable
 
 from ..errors import UsageError
 from ..format.record import Record
+from ..speedups import accelerator
 
 OFFSET_BYTES = 8
 
-# PYLOGCTL_NO_SPEEDUPS=1, or no extension: every batch is decoded and put by put_records.
-try:
-    if os.environ.get("PYLOGCTL_NO_SPEEDUPS", "") not in ("", "0"):
-        raise ImportError("PYLOGCTL_NO_SPEEDUPS is set")
-    from ._cleaner_scan import key_table as _key_table, map_batch as _map_batch
-except ImportError:
-    _key_table = _map_batch = None
+# Switched off (pylogctl/speedups.py), or no extension: every batch is decoded and put by
+# put_records.
+_c = accelerator("pylogctl.storage._cleaner_scan")
+_key_table, _map_batch = (None, None) if _c is None else (_c.key_table, _c.map_batch)
 
 
 class SkimpyOffsetMap:

@@ -26,6 +26,7 @@ from ..format.log_stream import AnyBatch, batch_spans
 from ..format.record import NO_TIMESTAMP
 from ..format.record_batch import MAGIC_OFFSET, RECORD_BATCH_OVERHEAD, RecordBatch
 from ..format.varint import INT32_MAX
+from ..speedups import accelerator
 from .clock import wall_clock_ms
 from .file_records import FileRecords, LogOffsetPosition, TimestampAndOffset
 from .files import delete_if_exists
@@ -45,15 +46,11 @@ logger = logging.getLogger(__name__)
 Clock = Callable[[], int]
 APPEND_FROM_FILE_CHUNK = 1024 * 1024
 
-# recover()'s batch loop in C (pylogctl/format/_recover_scan.c, part of the optional
-# accelerator): the same checks and index entries, and the Python loop for every batch it
-# leaves alone. PYLOGCTL_NO_SPEEDUPS=1, or no extension, keeps the Python loop for all.
-try:
-    if os.environ.get("PYLOGCTL_NO_SPEEDUPS", "") not in ("", "0"):
-        raise ImportError("PYLOGCTL_NO_SPEEDUPS is set")
-    from ..format._speedups import scan_recovery as _scan_recovery
-except ImportError:
-    _scan_recovery = None
+# recover()'s batch loop in C (pylogctl/storage/_recover_scan.c, optional: see
+# pylogctl/speedups.py): the same checks and index entries, and the Python loop for every
+# batch it leaves alone. Switched off, or no extension, the Python loop takes them all.
+_c = accelerator("pylogctl.storage._recover_scan")
+_scan_recovery = None if _c is None else _c.scan_recovery
 # bytes per C call: between calls the mapped pages are released and progress is reported
 RECOVERY_SCAN_BYTES = 8 * 1024 * 1024
 _NO_EPOCH_CACHE = INT32_MAX  # no leader epoch is above it: nothing to tell a cache

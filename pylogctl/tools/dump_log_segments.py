@@ -26,25 +26,19 @@ from ..format.varint import INT64_MAX, INT64_MIN
 from ..storage.file_records import FileRecords
 from ..storage.naming import (BOOTSTRAP_CHECKPOINT, CHECKPOINT_SUFFIX, LOG_SUFFIX,
                               offset_from_file, snapshot_id_from_file)
+from ..speedups import accelerator
 from .decoders import ShortDataError, ValueDecodeError, decode_or_show, get_decoder, readable
 from .dump_options import DEFAULT_MAX_BYTES, DumpOptions
 from .record_parsers import DecoderAbortError, RecordParser, get_parser
 
-# The C accelerator's batch-line renderer (pylogctl/format/_batch_lines.c), when built and not
-# turned off with PYLOGCTL_NO_SPEEDUPS=1 (see record_batch.py).
-# Its deep counterparts render batch and record lines as UTF-8 bytes: a run of uncompressed
-# batches (format_v2_record_lines), or one compressed batch from its decompressed records.
-try:
-    from ..format._speedups import format_v2_batch_lines as _c_batch_lines
-except ImportError:
-    _c_batch_lines = None
-try:
-    from ..format._speedups import format_v2_batch_area_lines as _c_area_lines
-    from ..format._speedups import format_v2_record_lines as _c_record_lines
-except ImportError:  # not built, or built before them
-    _c_record_lines = _c_area_lines = None
-if os.environ.get("PYLOGCTL_NO_SPEEDUPS", "") not in ("", "0"):
-    _c_batch_lines = _c_record_lines = _c_area_lines = None
+# The batch-line renderer in C (pylogctl/tools/_batch_lines.c, optional: see
+# pylogctl/speedups.py). Its deep counterparts render batch and record lines as UTF-8 bytes: a
+# run of uncompressed batches (format_v2_record_lines), or one compressed batch from its
+# decompressed records.
+_c = accelerator("pylogctl.tools._batch_lines")
+_c_batch_lines, _c_record_lines, _c_area_lines = (
+    (None, None, None) if _c is None else
+    (_c.format_v2_batch_lines, _c.format_v2_record_lines, _c.format_v2_batch_area_lines))
 _LINES_PER_CHUNK = 4096
 PROGRESS_STEP = 4 * 1024 * 1024  # bytes between progress reports: a call per batch costs
 

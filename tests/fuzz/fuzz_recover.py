@@ -8,7 +8,7 @@ Seeds and mutations are fuzz_dump.py's (the corpus's ``.log`` segments and the s
 dir's, cut at 48 KiB; bit flips, boundary ints, truncation, splicing, batch-header and record
 tweaks). Each input is recovered as a segment with a random base offset, index interval and
 index size, with no hooks, with a ProducerStateManager and an epoch cache, and with
-rebuild-index's transaction-only hook, once with the C loop (``_speedups.scan_recovery``) and
+rebuild-index's transaction-only hook, once with the C loop (``_recover_scan.scan_recovery``) and
 once without. Both must leave the same outcome (tests/storage/recover_support.py: result or
 error, warning, files, hook calls, producer state); a difference, an interpreter crash or a
 hang is a failure. Failing inputs are saved under ``tests/fuzz/crashes/recover-*`` with the

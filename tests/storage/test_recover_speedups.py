@@ -1,4 +1,4 @@
-"""``LogSegment.recover`` with the C batch loop (``_speedups.scan_recovery``) against its
+"""``LogSegment.recover`` with the C batch loop (``_recover_scan.scan_recovery``) against its
 pure-Python loop, which is the reference.
 
 For the same ``.log``, settings and hooks, both must return the same truncation or raise the
@@ -39,7 +39,7 @@ from wire import legacy_message
 
 pytestmark = pytest.mark.skipif(
     segment_module._scan_recovery is None,
-    reason="the C accelerator pylogctl.format._speedups is not built or is off (it is "
+    reason="the C accelerator pylogctl.storage._recover_scan is not built or is off (it is "
            "optional; build it with `python setup.py build_ext --inplace`)")
 
 TS = 1_700_000_000_000
@@ -257,7 +257,7 @@ def test_what_recovery_refuses_is_refused_the_same(scratch: Path, problem: str):
 def test_no_index_entry_at_a_position_beyond_int32(tmp_path: Path):
     """The offset index refuses a position past 2 GiB: the C loop leaves that batch to Python
     (a sparse file: no recovery test writes 2 GiB)."""
-    from pylogctl.format._speedups import scan_recovery
+    from pylogctl.storage._recover_scan import scan_recovery
 
     position = (1 << 31) + 100
     batch = v2(0)
@@ -301,7 +301,7 @@ def test_the_scan_crosses_its_chunks_and_reports_progress(scratch: Path, monkeyp
 
 
 def test_scan_recovery_rejects_a_position_outside_the_buffer():
-    from pylogctl.format._speedups import scan_recovery
+    from pylogctl.storage._recover_scan import scan_recovery
 
     args = [b"x" * 10, 0, 10, 11, 0, 4096, 0, -1, 0, None, 10, -1, None, 10, 0x7FFFFFFF, 0, None]
     with pytest.raises(ValueError):

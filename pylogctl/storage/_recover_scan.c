@@ -1,6 +1,7 @@
 /*
- * scan_recovery -- the batch loop of LogSegment.recover for magic-2 batches (part of
- * pylogctl.format._speedups; #included by _speedups.c).
+ * pylogctl.storage._recover_scan -- scan_recovery, the batch loop of LogSegment.recover
+ * (segment.py) for magic-2 batches: an optional extension built by setup.py;
+ * PYLOGCTL_NO_SPEEDUPS=1 turns it off (pylogctl/speedups.py).
  *
  * Why: recovery validates and indexes every batch of every segment it rebuilds. In Python a
  * batch costs ~3-5 us besides its CRC (the batch object, the CRC call, two index appends),
@@ -31,10 +32,15 @@
  * tests/fuzz/fuzz_recover.py does the same on mutated segments.
  */
 
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
 #include <stdint.h>
 #include <string.h>
 
+#include "../format/_kafka_wire.h"
+
 uint32_t pylogctl_crc32c(uint32_t crc, const unsigned char *p, size_t n);  /* _crc32c.c */
+void pylogctl_crc32c_init(void);
 
 #define RS_HEADER_UP_TO_MAGIC 17
 #define RS_MIN_RECORD_OVERHEAD 14
@@ -288,4 +294,26 @@ done:
     PyMem_RawFree(ti.data);
     PyBuffer_Release(&view);
     return result;
+}
+
+static PyMethodDef recover_scan_methods[] = {
+    {"scan_recovery", (PyCFunction)(void (*)(void))scan_recovery, METH_FASTCALL,
+     scan_recovery_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef recover_scan_module = {
+    PyModuleDef_HEAD_INIT,
+    "pylogctl.storage._recover_scan",
+    "Optional C loop of segment recovery over runs of valid magic-2 batches.",
+    -1,
+    recover_scan_methods,
+    NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC
+PyInit__recover_scan(void)
+{
+    pylogctl_crc32c_init();
+    return PyModule_Create(&recover_scan_module);
 }

@@ -1,5 +1,7 @@
 /*
- * format_v2_batch_lines -- the shallow dump's hot loop in C (part of pylogctl.format._speedups).
+ * pylogctl.tools._batch_lines -- format_v2_batch_lines, the shallow dump's hot loop in C, and
+ * its deep counterparts (dump_log_segments.py): an optional extension built by setup.py;
+ * PYLOGCTL_NO_SPEEDUPS=1 turns it off (pylogctl/speedups.py).
  *
  * Why: a shallow dump of a 1 GiB segment is ~62,000 batch lines. In Python each line costs
  * ~6 us (header unpack, a dict, an f-string), 5x the I/O floor; here it is ~0.2 us plus the
@@ -23,9 +25,10 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "_kafka_wire.h"
+#include "../format/_kafka_wire.h"
 
 uint32_t pylogctl_crc32c(uint32_t crc, const unsigned char *p, size_t n);  /* _crc32c.c */
+void pylogctl_crc32c_init(void);
 
 #define V2_OVERHEAD 61
 #define LOG_OVERHEAD 12
@@ -156,13 +159,13 @@ static void put_line(Text *t, const unsigned char *p, int64_t position, int vali
 /* The longest line: 19 numbers of at most 20 characters plus ~330 of labels. */
 #define MAX_LINE 1024
 
-const char format_v2_batch_lines_doc[] =
+static const char format_v2_batch_lines_doc[] =
 "format_v2_batch_lines(buf, pos, end, max_batches)\n"
 "    -> (text, next_pos, batches, invalid, first_invalid_pos or -1)\n\n"
 "Kafka's batch lines for the run of plain magic-2 batches starting at pos; stops before\n"
 "the first batch the Python path must handle (see _batch_lines.c).";
 
-PyObject *
+static PyObject *
 format_v2_batch_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     if (nargs != 4) {
@@ -562,7 +565,7 @@ gaps_list(const Gaps *g)
     return pairs;
 }
 
-const char format_v2_record_lines_doc[] =
+static const char format_v2_record_lines_doc[] =
 "format_v2_record_lines(buf, pos, end, max_batches, last_offset, flags)\n"
 "    -> (text: bytes, next_pos, batches, last_offset, [(prev, offset), ...] or None)\n\n"
 "Kafka's batch and record lines (UTF-8) for the run of plain magic-2 batches starting at pos;\n"
@@ -570,7 +573,7 @@ const char format_v2_record_lines_doc[] =
 "offsets seen after last_offset. Stops before the first batch the Python path must print\n"
 "(see _batch_lines.c).";
 
-PyObject *
+static PyObject *
 format_v2_record_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     if (nargs != 6) {
@@ -633,13 +636,13 @@ done:
     return result;
 }
 
-const char format_v2_batch_area_lines_doc[] =
+static const char format_v2_batch_area_lines_doc[] =
 "format_v2_batch_area_lines(buf, pos, area, last_offset, flags)\n"
 "    -> (text: bytes, last_offset, [(prev, offset), ...] or None) or None\n\n"
 "format_v2_record_lines for the one v2 batch at pos whose record area, decompressed, is area\n"
 "(a compressed batch); None when the Python path must print it.";
 
-PyObject *
+static PyObject *
 format_v2_batch_area_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     if (nargs != 5) {
@@ -695,4 +698,30 @@ done:
     PyBuffer_Release(&area);
     PyBuffer_Release(&view);
     return result;
+}
+
+static PyMethodDef batch_lines_methods[] = {
+    {"format_v2_batch_lines", (PyCFunction)(void (*)(void))format_v2_batch_lines, METH_FASTCALL,
+     format_v2_batch_lines_doc},
+    {"format_v2_record_lines", (PyCFunction)(void (*)(void))format_v2_record_lines, METH_FASTCALL,
+     format_v2_record_lines_doc},
+    {"format_v2_batch_area_lines", (PyCFunction)(void (*)(void))format_v2_batch_area_lines,
+     METH_FASTCALL, format_v2_batch_area_lines_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef batch_lines_module = {
+    PyModuleDef_HEAD_INIT,
+    "pylogctl.tools._batch_lines",
+    "Optional C renderer of dump-segment's batch and record lines over plain magic-2 batches.",
+    -1,
+    batch_lines_methods,
+    NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC
+PyInit__batch_lines(void)
+{
+    pylogctl_crc32c_init();
+    return PyModule_Create(&batch_lines_module);
 }
