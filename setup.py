@@ -7,25 +7,17 @@ path (``PYLOGCTL_NO_SPEEDUPS=1`` chooses that path too: pylogctl/speedups.py).
 
 from setuptools import Extension, setup
 
-setup(ext_modules=[Extension("pylogctl.format._speedups", ["pylogctl/format/_speedups.c",
-                              "pylogctl/format/_crc32c.c"],
-                             # #included: listed so a change rebuilds it
-                             depends=["pylogctl/format/_record_summary.c",
-                                      "pylogctl/format/_kafka_wire.h"],
-                             optional=True),
-                   Extension("pylogctl.storage._recover_scan",
-                             ["pylogctl/storage/_recover_scan.c", "pylogctl/format/_crc32c.c"],
-                             depends=["pylogctl/format/_kafka_wire.h"],
-                             optional=True),
-                   Extension("pylogctl.tools._batch_lines",
-                             ["pylogctl/tools/_batch_lines.c", "pylogctl/format/_crc32c.c"],
-                             depends=["pylogctl/format/_kafka_wire.h"],
-                             optional=True),
-                   Extension("pylogctl.storage._cleaner_scan",
-                             ["pylogctl/storage/_cleaner_scan.c", "pylogctl/format/_crc32c.c"],
-                             depends=["pylogctl/format/_kafka_wire.h"],
-                             optional=True),
-                   Extension("pylogctl.groups._offsets_scan",
-                             ["pylogctl/groups/_offsets_scan.c", "pylogctl/format/_crc32c.c"],
-                             depends=["pylogctl/format/_kafka_wire.h"],
-                             optional=True)])
+
+def accelerator(module: str, *included: str) -> Extension:
+    """The extension ``module``, from the C file of the same name beside the Python module it
+    speeds up, with the shared CRC-32C; ``included``: files it #includes (listed so a change
+    rebuilds it)."""
+    return Extension(module, [module.replace(".", "/") + ".c", "pylogctl/format/_crc32c.c"],
+                     depends=[*included, "pylogctl/format/_kafka_wire.h"], optional=True)
+
+
+setup(ext_modules=[accelerator("pylogctl.format._speedups", "pylogctl/format/_record_summary.c"),
+                   accelerator("pylogctl.storage._recover_scan"),
+                   accelerator("pylogctl.storage._cleaner_scan"),
+                   accelerator("pylogctl.groups._offsets_scan"),
+                   accelerator("pylogctl.tools._batch_lines")])
