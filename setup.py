@@ -18,6 +18,6 @@ def accelerator(module: str, *included: str) -> Extension:
 
 setup(ext_modules=[accelerator("pylogctl.format._speedups", "pylogctl/format/_record_summary.c"),
                    accelerator("pylogctl.storage._recover_scan"),
-                   accelerator("pylogctl.storage._cleaner_scan"),
+                   accelerator("pylogctl.storage.cleaner._cleaner_scan"),
                    accelerator("pylogctl.groups._offsets_scan"),
                    accelerator("pylogctl.tools._batch_lines")])

@@ -24,7 +24,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 
-LAYERS = {"errors": 0, "pylogctl": 0, "format": 1, "storage": 2, "groups": 3,
+LAYERS = {"errors": 0, "pylogctl": 0, "speedups": 0, "format": 1, "storage": 2, "groups": 3,
           "tools": 4, "broker": 4, "pipeline": 4, "cli": 5, "__main__": 6}
 ENGINE = ("format", "storage", "groups", "tools", "broker", "pipeline")
 FORMATTERS = "formatters"

@@ -92,7 +92,7 @@ ACCELERATORS = {
                                        "pylogctl/format/_kafka_wire.h"],
     "pylogctl.tools._batch_lines": ["pylogctl/tools/_batch_lines.c", "pylogctl/format/_crc32c.c",
                                     "pylogctl/format/_kafka_wire.h"],
-    "pylogctl.storage._cleaner_scan": ["pylogctl/storage/_cleaner_scan.c",
+    "pylogctl.storage.cleaner._cleaner_scan": ["pylogctl/storage/cleaner/_cleaner_scan.c",
                                        "pylogctl/format/_crc32c.c",
                                        "pylogctl/format/_kafka_wire.h"],
     "pylogctl.groups._offsets_scan": ["pylogctl/groups/_offsets_scan.c",

@@ -14,8 +14,8 @@ from support import REPO
 ACCELERATED = {"pylogctl.format.record_batch": "_c_decode",
                "pylogctl.format.crc": "_c",
                "pylogctl.storage.segment": "_scan_recovery",
-               "pylogctl.storage.offset_map": "_map_batch",
-               "pylogctl.storage.cleaner_filter": "_filter_batch",
+               "pylogctl.storage.cleaner.offset_map": "_map_batch",
+               "pylogctl.storage.cleaner.cleaner_filter": "_filter_batch",
                "pylogctl.groups.replay": "LastRecords",
                "pylogctl.tools.dump_log_segments": "_c_batch_lines"}
 

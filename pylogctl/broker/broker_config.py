@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..storage.cleaner_config import CleanerConfig
+from ..storage.cleaner.cleaner_config import CleanerConfig
 from ..storage.log_config import LogConfig
 from .group_metadata import GroupConfig
 from .transaction_coordinator import TransactionConfig

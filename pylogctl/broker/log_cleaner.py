@@ -11,8 +11,8 @@ retention runs on every compacted log (the whole of it where ``cleanup.policy`` 
 ``delete``, else only the log-start-offset pass). A step that cleaned something is followed by
 another at once; otherwise the cleaner waits ``log.cleaner.backoff.ms``.
 
-The code is the offline ``pylogctl compact``'s (:func:`~pylogctl.storage.cleaner_manager.
-clean_log` over a :class:`~pylogctl.storage.cleaner_log.CleanerLog`), given the live
+The code is the offline ``pylogctl compact``'s (:func:`~pylogctl.storage.cleaner.cleaner_manager.
+clean_log` over a :class:`~pylogctl.storage.cleaner.cleaner_log.CleanerLog`), given the live
 :class:`~pylogctl.storage.log.Log`: cleaned segments are written as ``.cleaned`` files and
 swapped into the log's own segment map (``.cleaned`` -> ``.swap`` -> final name, as Kafka's
 ``replaceSegments``), the replaced files removed ``file.delete.delay.ms`` later.
@@ -32,11 +32,11 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from ..storage.cleaner import Cleaner
-from ..storage.cleaner_config import CleanerConfig
-from ..storage.cleaner_log import CleanerLog
-from ..storage.cleaner_manager import clean_log, cleaned_up_to, decide
-from ..storage.log_to_clean import LogToClean, log_to_clean
+from ..storage.cleaner.cleaner import Cleaner
+from ..storage.cleaner.cleaner_config import CleanerConfig
+from ..storage.cleaner.cleaner_log import CleanerLog
+from ..storage.cleaner.cleaner_manager import clean_log, cleaned_up_to, decide
+from ..storage.cleaner.log_to_clean import LogToClean, log_to_clean
 from ..storage.clock import wall_clock_ms
 from .log_manager import LoadedLog, LogManager
 

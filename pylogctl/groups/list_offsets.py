@@ -14,7 +14,7 @@ asked, for a read_uncommitted client (the Admin client's default):
 - latest-tiered (-5), earliest-pending-upload (-6): no offset, as Kafka answers without
   remote storage (``kafka-get-offsets`` then prints no line).
 - max-timestamp (-3) and a timestamp: :mod:`pylogctl.storage.list_offsets` over the segments
-  as loading the partition would leave them (:mod:`pylogctl.storage.loaded_segments`: the
+  as loading the partition would leave them (:mod:`pylogctl.storage.loader.loaded_segments`: the
   segments a load recovers are read as recovery rebuilds them), and no offset when what is
   found is at or past the high watermark.
 
@@ -31,7 +31,7 @@ from ..storage.checkpoint import LEADER_EPOCH_CHECKPOINT, read_leader_epoch_chec
 from ..storage.list_offsets import (EARLIEST_LOCAL_TIMESTAMP, EARLIEST_TIMESTAMP,
                                     LATEST_TIMESTAMP, MAX_TIMESTAMP,
                                     fetch_offset_by_timestamp)
-from ..storage.loaded_segments import open_loaded_segments
+from ..storage.loader.loaded_segments import open_loaded_segments
 from .end_offsets import EndOffsets
 from .replicas import LogDirs, Replica
 

@@ -19,7 +19,7 @@ from typing import Sequence
 from ..format.builder import RecordBatchBuilder
 from ..format.group_coordinator_records import TOPIC
 from ..format.record import NO_PARTITION_LEADER_EPOCH
-from ..storage.load_apply import PlanOutdatedError
+from ..storage.loader.apply import PlanOutdatedError
 from ..storage.log_config import OFFSETS_TOPIC_CONFIG, LogConfig
 from .record_helpers import KeyValue
 from .replica_append import AppendOutcome, ReplicaWrite, append_to_replicas

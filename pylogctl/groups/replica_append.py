@@ -28,7 +28,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from ..storage.load_apply import PlanOutdatedError
+from ..storage.loader.apply import PlanOutdatedError
 from ..storage.lock import LogDirLock
 from ..storage.log_config import LogConfig
 from ..storage.checkpoint import CheckpointUpdate

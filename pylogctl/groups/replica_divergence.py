@@ -22,7 +22,7 @@ from typing import Iterable, Iterator, NamedTuple
 
 from ..errors import PylogctlError, UsageError
 from ..storage.file_records import FileRecords
-from ..storage.load_plan import LoadPlan
+from ..storage.loader.plan import LoadPlan
 from ..storage.log_config import LogConfig
 from ..storage.log_dir import PARTITION_METADATA
 from ..storage.metadata_files import read_partition_metadata

@@ -6,7 +6,8 @@ each record changes it, as Kafka's deltas replay it),
 :mod:`.kraft_configs`, the configs, endpoints and leader epochs other commands read from it.
 
 What recovering a segment would do is found by running the real ``LogSegment.recover``
-read-only (:mod:`.recovery_dry_run`): the loader's plan and ``rebuild-index`` both ask it.
+read-only (:mod:`~pylogctl.storage.loader.recovery_dry_run`): the loader's plan and
+``rebuild-index`` both ask it.
 
 Log dirs in object storage and remote file systems are read through :mod:`.filesystems` (URLs,
 listings, ranged reads over ``pyarrow.fs``), :mod:`.remote_mirror` (a local mirror for code

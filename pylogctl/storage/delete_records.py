@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..errors import ExitCode
-from .load_plan import LoadPlan
+from .loader.plan import LoadPlan
 from .local_log import LogError
 from .log import Log
 from .log_config import LogConfig

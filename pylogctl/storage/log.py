@@ -6,8 +6,8 @@ Offsets kept (``UnifiedLog``'s): the log start offset (the first offset clients 
 log end offset (the next offset to assign), the high watermark (clamped into
 [log start, log end]) and the recovery point (everything below it is flushed; the loader
 re-validates what is above). :meth:`Log.load` opens a dir through the loader
-(:func:`~pylogctl.storage.loader.plan_load` and ``apply_load``), so a log is always consistent
-when it opens.
+(:func:`~pylogctl.storage.loader.log_loader.plan_load` and ``apply_load``), so a log is always
+consistent when it opens.
 
 Every mutation is crash-safe the way Kafka's is: segment files go as ``LocalLog`` describes
 (renamed ``.deleted`` first, in an order that always leaves a contiguous log, each with its
@@ -36,8 +36,8 @@ from .checkpoint import EpochEntry
 from .file_records import FileRecords, TimestampAndOffset
 from .files import fsync_dir
 from .leader_epoch_cache import LeaderEpochFileCache
-from .load_plan import LoadResult
-from .loader import apply_load, plan_load
+from .loader.plan import LoadResult
+from .loader.log_loader import apply_load, plan_load
 # LogError, OffsetOutOfRangeError and LogReadInfo are the partition log's, imported from here
 from .local_log import LocalLog, LogError, LogReadInfo, OffsetOutOfRangeError
 from .lock import LogDirLock

@@ -49,9 +49,9 @@ from .checkpoint import (CLEANER_OFFSET_CHECKPOINT, HIGH_WATERMARK_CHECKPOINT,
                          RECOVERY_POINT_CHECKPOINT, TEMP_SUFFIX, CheckpointUpdate,
                          TopicPartitionOffset, format_checkpoint, keeps_log_start,
                          read_offset_checkpoint, write_file_atomically)
-from .load_apply import PlanOutdatedError
-from .load_plan import LoadInputs, LoadPlan, LoadResult
-from .loader import apply_load, plan_load
+from .loader.apply import PlanOutdatedError
+from .loader.plan import LoadInputs, LoadPlan, LoadResult
+from .loader.log_loader import apply_load, plan_load
 from .files import delete_if_exists, fsync_dir, match_dir_owner, sync_file_system
 from .lock import LogDirLock
 from .log import Log, TruncationResult

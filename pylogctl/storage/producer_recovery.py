@@ -48,7 +48,7 @@ def producer_state_before(partition_dir: str, segments: Sequence[tuple[int, str]
     ``(log_start_offset, offset]`` (producers expired at ``now_ms`` skipped; None: none
     expire), then the batches of ``segments`` (``(base, .log path)``, sorted) from there up
     to ``offset``. ``transactional_only`` replays transactional batches alone: the state a
-    ``.txnindex`` depends on (see :class:`~pylogctl.storage.recovery_dry_run.
+    ``.txnindex`` depends on (see :class:`~pylogctl.storage.loader.recovery_dry_run.
     TransactionReplay`). ``skipped`` hears of each unreadable snapshot passed over."""
     manager = ProducerStateManager(partition_dir)
     map_end = log_start_offset

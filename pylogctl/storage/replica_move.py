@@ -40,7 +40,7 @@ from .checkpoint import (HIGH_WATERMARK_CHECKPOINT, LOG_START_OFFSET_CHECKPOINT,
 from .files import delete_if_exists, fsync_dir
 from .log_dir import CLEAN_SHUTDOWN_FILE, list_dir, partition_dir_files
 from .log_manager import CheckpointUpdate, LogDir, PartitionEntry
-from .loader import plan_load
+from .loader.log_loader import plan_load
 from .naming import marked_dir_name, parse_partition_dir_name, partition_dir_name
 
 Progress = Callable[[int], None]

@@ -18,7 +18,7 @@ import os
 from dataclasses import dataclass
 from .checkpoint import CheckpointUpdate
 from .file_records import FileRecords
-from .load_plan import CreateSegment, LoadPlan, LoadResult, RecoverSegment
+from .loader.plan import CreateSegment, LoadPlan, LoadResult, RecoverSegment
 from .log_config import LogConfig
 from .naming import TIME_INDEX_SUFFIX, log_filename, segment_file
 from .retention import LogState, RetentionResult, SegmentInfo, simulate

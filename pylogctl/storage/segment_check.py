@@ -1,6 +1,6 @@
 """Read-only checks of one segment: where its batches end, and whether the indexes on disk
 can be trusted, without creating, changing or deleting a byte (what recovery would write is
-:mod:`pylogctl.storage.recovery_dry_run`'s business).
+:mod:`pylogctl.storage.loader.recovery_dry_run`'s business).
 
 A loader that shows its plan before acting cannot open a :class:`LogSegment`: its lazy indexes
 create missing files. So this module reads with :class:`FileRecords` and the read-only index

@@ -34,7 +34,7 @@ from typing import Callable, Iterable, Mapping
 
 from ..errors import UsageError
 from .kraft_configs import KraftConfigs, find_metadata_dir, read_kraft_configs
-from .cleaner_config import CLEANER_CONFIG_NAMES
+from .cleaner.cleaner_config import CLEANER_CONFIG_NAMES
 from .log_config import LOG_CONFIG_NAMES, LogConfig
 from .topic_config_def import (BROKER_SYNONYMS, INTERNAL_TOPIC_CONFIGS, LEGACY_TOPIC_CONFIGS,
                                TOPIC_CONFIG_KEYS, default_text)

@@ -30,7 +30,7 @@ from typing import Any, Literal
 
 from .file_records import FileRecords
 from .log import TruncationResult
-from .load_plan import (DeleteSegment, DeleteSnapshot, LoadPlan, RebuildProducerState,
+from .loader.plan import (DeleteSegment, DeleteSnapshot, LoadPlan, RebuildProducerState,
                         RecoverSegment, SplitSegment, plain_data)
 from .naming import log_filename
 from .producer_state import list_snapshot_files

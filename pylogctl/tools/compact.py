@@ -12,8 +12,8 @@ For each partition of the given paths (log dirs, dirs of log dirs, partition dir
   dirty section that overflows the offset map is estimated for its first round only.
 - Executing takes the log dir's ``.lock`` (exit 4 if a broker holds it), loads the partition as
   a broker would (recovering it first if needed), cleans it round after round
-  (:func:`~pylogctl.storage.cleaner_manager.clean_log`), swapping each cleaned segment in with
-  Kafka's ``.cleaned`` -> ``.swap`` protocol, and then writes ``cleaner-offset-checkpoint``. A
+  (:func:`~pylogctl.storage.cleaner.cleaner_manager.clean_log`), swapping each cleaned segment in
+  with Kafka's ``.cleaned`` -> ``.swap`` protocol, and then writes ``cleaner-offset-checkpoint``. A
   kill at any point leaves a state ``pylogctl recover`` repairs; a second run starts from the
   checkpoint (or, killed before it was written, cleans the same range again).
 
@@ -29,20 +29,21 @@ from typing import Any, Iterator
 
 from ..errors import ExitCode, LogDirLockedError, PylogctlError, UsageError
 from ..storage.checkpoint import CheckpointUpdate
-from ..storage.cleaner import Cleaner, CleaningResult
-from ..storage.cleaner_config import CleanerConfig
-from ..storage.cleaner_log import CleanerLog
-from ..storage.cleaner_manager import (CleaningDecision, checkpoint_after, clean_log, decide,
+from ..storage.cleaner.cleaner import Cleaner, CleaningResult
+from ..storage.cleaner.cleaner_config import CleanerConfig
+from ..storage.cleaner.cleaner_log import CleanerLog
+from ..storage.cleaner.cleaner_manager import (CleaningDecision, checkpoint_after, clean_log,
+                                               decide,
                                        write_checkpoint)
 from ..storage.clock import wall_clock_ms
-from ..storage.load_plan import (DeleteSnapshot, RebuildProducerState, WriteLeaderEpochs,
+from ..storage.loader.plan import (DeleteSnapshot, RebuildProducerState, WriteLeaderEpochs,
                                   plain_data)
 from ..storage.lock import LogDirLock
 from ..storage.log import Log
 from ..storage.log_config import LogConfig
 from ..storage.checkpoint import CLEANER_OFFSET_CHECKPOINT
 from ..storage.log_manager import LogDir, PartitionEntry
-from ..storage.log_to_clean import LogToClean, log_to_clean
+from ..storage.cleaner.log_to_clean import LogToClean, log_to_clean
 from .config import ConfigOptions, TopicConfigs
 from .log_dir_run import LogDirRun, Target
 

@@ -28,6 +28,7 @@ import json
 from typing import Any, Callable, Iterable, Iterator
 
 from ..format.java_string import java_utf8
+from ..format.readable import readable
 
 # where the schema decoders look by default: Schema Registry's default kafkastore.topic (the
 # same name as groups.schemas_topic.TOPIC, kept here for the command line's light imports)
@@ -50,24 +51,6 @@ DECODER_CLASSES = {prefix + cls: name
                    for prefix in (_KAFKA_4, _KAFKA_3)
                    for cls, name in (("StringDecoder", "string"), ("IntegerDecoder", "integer"),
                                      ("LongDecoder", "long"), ("DefaultDecoder", "hex"))}
-
-
-# valid UTF-8: C0 controls and DEL escaped
-_TEXT_ESCAPES = {i: f"\\x{i:02x}" for i in range(32)} | {9: "\\t", 10: "\\n", 13: "\\r",
-                                                        127: "\\x7f"}
-# anything else, read as Latin-1 (one character per byte): printable ASCII as is
-_BYTE_ESCAPES = {i: f"\\x{i:02x}" for i in (*range(32), *range(127, 256))} | {92: "\\\\"}
-
-
-def readable(data: bytes) -> str:
-    """Bytes as a person reads them in text output: valid UTF-8 as its text, control
-    characters escaped; otherwise printable ASCII bytes as they are and the others as ``\\xNN``
-    (so binary data shows no U+FFFD, and two different values never print alike)."""
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        return data.decode("latin-1").translate(_BYTE_ESCAPES)
-    return text if text.isprintable() else text.translate(_TEXT_ESCAPES)
 
 
 class ValueDecodeError(ValueError):

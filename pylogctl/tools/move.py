@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
 from ..errors import UsageError
-from ..storage.load_plan import plain_data
+from ..storage.loader.plan import plain_data
 from ..storage.lock import LogDirLock, ensure_unlocked
 from ..storage.log_manager import LogDir
 from ..storage.naming import parse_partition_dir_name

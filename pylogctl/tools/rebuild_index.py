@@ -3,7 +3,7 @@
 For every segment of the given paths (a ``.log``, a partition dir, a log dir, a dir of log
 dirs) the offset, time and transaction indexes are built by ``LogSegment.recover`` itself,
 reading the ``.log`` read-only and writing into scratch files
-(:mod:`pylogctl.storage.recovery_dry_run`, as the loader's plan does), so the originals are
+(:mod:`pylogctl.storage.loader.recovery_dry_run`, as the loader's plan does), so the originals are
 never touched while planning. Each is then compared with the file on disk
 (:mod:`pylogctl.tools.index_comparison`: identical, missing, or different and then benign or
 corrupt) and, when asked, written over it.
@@ -44,7 +44,8 @@ from ..storage.naming import (INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, TXN_I
 from ..storage.partition_paths import PathKind, resolve_path, select_partitions
 from ..storage.producer_recovery import producer_state_before
 from ..storage.producer_state import list_snapshot_files
-from ..storage.recovery_dry_run import (Progress, RecoveryScan, ScratchDir, TransactionReplay,
+from ..storage.loader.recovery_dry_run import (Progress, RecoveryScan, ScratchDir,
+                                               TransactionReplay,
                                         recover_read_only, scratch_index_paths)
 from ..storage.time_index import TimeIndex
 from ..storage.kraft_configs import METADATA_PARTITION_DIR

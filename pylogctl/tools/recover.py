@@ -12,7 +12,7 @@ the checkpoint entries that change. The rules kept here:
   ``num.recovery.threads.per.data.dir``; the CLI's default is the CPU count), so a run over
   many partitions holds a few plans in memory and a kill leaves every partition either as it
   was or recovered (each apply is crash-safe on its own; see
-  :mod:`pylogctl.storage.load_apply`). The checkpoint entries the partitions change are
+  :mod:`pylogctl.storage.loader.apply`). The checkpoint entries the partitions change are
   written once per log dir, after its last partition (:meth:`~pylogctl.storage.log_manager.
   LogDir.apply_files` says why a kill before that is safe).
 - A partition that cannot be planned (an unreadable file, an unsupported layout) is reported
@@ -41,8 +41,8 @@ from typing import Any, Iterator
 from ..errors import ExitCode, LogDirLockedError, PylogctlError
 from ..storage.backup import Backup
 from ..storage.leftover_moves import leftover_moves
-from ..storage.load_plan import LoadPlan, plain_data, step_to_dict
-from ..storage.load_raft import is_metadata_log_dir
+from ..storage.loader.plan import LoadPlan, plain_data, step_to_dict
+from ..storage.loader.raft import is_metadata_log_dir
 from ..storage.lock import LogDirLock
 from ..storage.checkpoint import CheckpointUpdate
 from ..storage.log_manager import LogDir, PartitionEntry, RecoveryResult

@@ -24,7 +24,7 @@ from typing import Any, Iterator
 from ..errors import ExitCode, LogDirLockedError, PylogctlError
 from ..groups.stranded_commits import StrandedCommit, stranded_commits
 from ..storage.clock import wall_clock_ms
-from ..storage.load_plan import plain_data, step_to_dict
+from ..storage.loader.plan import plain_data, step_to_dict
 from ..storage.lock import LogDirLock
 from ..storage.log_manager import LogDir, PartitionEntry
 from ..storage.retention_plan import RetentionOutcome, RetentionPlan

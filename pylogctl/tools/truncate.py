@@ -21,7 +21,7 @@ from typing import Any, Iterator
 
 from ..errors import UsageError
 from ..groups.stranded_commits import StrandedCommit, stranded_commits
-from ..storage.load_plan import plain_data, step_to_dict
+from ..storage.loader.plan import plain_data, step_to_dict
 from ..storage.lock import LogDirLock, ensure_unlocked
 from ..storage.log_config import LogConfig
 from ..storage.log_dir import is_partition_dir

@@ -17,7 +17,7 @@ import pytest
 
 from broker_support import BrokerThread
 from pylogctl.broker.replica_manager import OFFSETS_TOPIC
-from pylogctl.storage.cleaner_config import CleanerConfig
+from pylogctl.storage.cleaner.cleaner_config import CleanerConfig
 from pylogctl.storage.file_records import FileRecords
 from pylogctl.storage.log_config import LogConfig
 from pylogctl.storage.log_manager import CLEANER_OFFSET_CHECKPOINT

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from broker_support import BrokerProcess, BrokerThread
-from pylogctl.storage.cleaner_config import CleanerConfig
+from pylogctl.storage.cleaner.cleaner_config import CleanerConfig
 from pylogctl.storage.log_config import LogConfig
 
 ck = pytest.importorskip("confluent_kafka")

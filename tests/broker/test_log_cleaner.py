@@ -14,8 +14,8 @@ import pytest
 from cleaner_support import BASE_TS, DAY, keyed_batch
 from pylogctl.broker.log_cleaner import LogCleaner
 from pylogctl.broker.log_manager import LogManager
-from pylogctl.storage.cleaner import Cleaner
-from pylogctl.storage.cleaner_config import CleanerConfig
+from pylogctl.storage.cleaner.cleaner import Cleaner
+from pylogctl.storage.cleaner.cleaner_config import CleanerConfig
 from pylogctl.storage.log_config import LogConfig
 from pylogctl.storage.log_manager import CLEANER_OFFSET_CHECKPOINT
 from pylogctl.storage.clock import wall_clock_ms

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Fuzz the log cleaner's C loops (``pylogctl.storage._cleaner_scan``) against its Python path,
+"""Fuzz the log cleaner's C loops (``pylogctl.storage.cleaner._cleaner_scan``) against its Python
+path,
 on generated and mutated batches. Not part of the CI suite.
 
     python tests/fuzz/fuzz_cleaner.py --seconds 60 [--seed N]
@@ -54,7 +55,7 @@ def one_input(rng: random.Random, seeds: list) -> tuple[bytes, dict]:
 def main(argv: list[str] | None = None) -> int:
     args = fuzz_support.parse_args(__doc__, argv)
 
-    from pylogctl.storage import cleaner_filter, offset_map
+    from pylogctl.storage.cleaner import cleaner_filter, offset_map
 
     if cleaner_filter._filter_batch is None or offset_map._map_batch is None:
         print("fuzz_cleaner: the extension is not built (or PYLOGCTL_NO_SPEEDUPS is set): "

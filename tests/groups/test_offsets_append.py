@@ -18,7 +18,7 @@ from pylogctl.groups.offsets_append import append_group_batches, replicas_in_ste
 from pylogctl.groups.record_helpers import (group_tombstones, offset_commit_record,
                                             offset_tombstone)
 from pylogctl.groups.replicas import LogDirs
-from pylogctl.storage.load_apply import PlanOutdatedError
+from pylogctl.storage.loader.apply import PlanOutdatedError
 from pylogctl.tools.consumer_groups import ConsumerGroups
 from rebuild_index_support import lock_held, tree_state
 

@@ -1,4 +1,4 @@
-"""The cleaner's C loops (``pylogctl.storage._cleaner_scan``) against its Python path, one
+"""The cleaner's C loops (``pylogctl.storage.cleaner._cleaner_scan``) against its Python path, one
 buffer of batches at a time: hand-made v2 batches (odd varints, header keys, timestamp types,
 horizons), mutations of them, and the outcome of each pass with and without the extension.
 Shared by tests/storage/test_cleaner_accel.py and tests/fuzz/fuzz_cleaner.py."""
@@ -15,11 +15,11 @@ from pylogctl.errors import PylogctlError
 from pylogctl.format.log_stream import iter_batches
 from pylogctl.format.record_batch import encode_batch_header
 from pylogctl.format.record_filter import filter_to
-from pylogctl.storage import cleaner_filter, offset_map
-from pylogctl.storage.cleaned_txn import CleanedTransactionMetadata
-from pylogctl.storage.cleaner_filter import CleanerFilter
-from pylogctl.storage.cleaner_log import LastRecord
-from pylogctl.storage.offset_map import SkimpyOffsetMap
+from pylogctl.storage.cleaner import cleaner_filter, offset_map
+from pylogctl.storage.cleaner.cleaned_txn import CleanedTransactionMetadata
+from pylogctl.storage.cleaner.cleaner_filter import CleanerFilter
+from pylogctl.storage.cleaner.cleaner_log import LastRecord
+from pylogctl.storage.cleaner.offset_map import SkimpyOffsetMap
 
 NOW = 1_700_000_000_000
 RETENTION = 86_400_000

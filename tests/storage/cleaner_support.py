@@ -15,7 +15,7 @@ from pylogctl.format.builder import RecordBatchBuilder, build_end_txn_marker
 from pylogctl.format.compression import Codec
 from pylogctl.storage.file_records import FileRecords
 from pylogctl.storage.log import Log
-from pylogctl.storage.cleaner_config import CleanerConfig
+from pylogctl.storage.cleaner.cleaner_config import CleanerConfig
 from pylogctl.storage.log_config import LogConfig
 from pylogctl.tools.compact import CompactOptions, Compaction
 from pylogctl.tools.config import ConfigOptions

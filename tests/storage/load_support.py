@@ -10,7 +10,7 @@ from pathlib import Path
 
 from pylogctl.format.builder import RecordBatchBuilder, build_end_txn_marker
 from pylogctl.storage.file_records import FileRecords
-from pylogctl.storage.loader import apply_load, plan_load
+from pylogctl.storage.loader.log_loader import apply_load, plan_load
 from pylogctl.storage.log_config import LogConfig
 from pylogctl.storage.log_manager import LogDir
 

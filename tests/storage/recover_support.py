@@ -15,7 +15,7 @@ from pylogctl.storage.log_config import LogConfig
 from pylogctl.storage.naming import LOG_SUFFIX, segment_file
 from pylogctl.storage.producer_state import ProducerStateManager
 from pylogctl.storage.segment import LogSegment
-from pylogctl.storage.recovery_dry_run import TransactionReplay
+from pylogctl.storage.loader.recovery_dry_run import TransactionReplay
 
 HOOKS = ("none", "full", "txn")  # no hooks; ProducerStateManager + epoch cache; rebuild-index's
 

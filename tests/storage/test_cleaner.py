@@ -16,12 +16,12 @@ from cleaner_support import (BASE_TS, COMPACT, DAY, append_segment, batches_of, 
 from load_support import fingerprint
 from pylogctl.format.compression import Codec
 from pylogctl.format.record_batch import RecordBatch
-from pylogctl.storage.cleaner import Cleaner
-from pylogctl.storage.cleaner_config import CleanerConfig
-from pylogctl.storage.cleaner_log import CleanerLog
-from pylogctl.storage.cleaner_manager import clean_log
+from pylogctl.storage.cleaner.cleaner import Cleaner
+from pylogctl.storage.cleaner.cleaner_config import CleanerConfig
+from pylogctl.storage.cleaner.cleaner_log import CleanerLog
+from pylogctl.storage.cleaner.cleaner_manager import clean_log
 from pylogctl.storage.log import Log
-from pylogctl.storage.offset_map import SkimpyOffsetMap
+from pylogctl.storage.cleaner.offset_map import SkimpyOffsetMap
 from pylogctl.storage.producer_recovery import producer_state_before
 
 NOW = BASE_TS + DAY

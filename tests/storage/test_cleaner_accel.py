@@ -1,5 +1,5 @@
-"""The cleaner's C loops (``pylogctl.storage._cleaner_scan``) change nothing: compaction writes
-the same files with and without them, and each pass gives the same result batch by batch,
+"""The cleaner's C loops (``pylogctl.storage.cleaner._cleaner_scan``) change nothing: compaction
+writes the same files with and without them, and each pass gives the same result batch by batch,
 on hand-made, random and mutated (hostile) batches."""
 
 from __future__ import annotations
@@ -18,13 +18,13 @@ from cleaner_support import (BASE_TS, COMPACT, DAY, append_segment, compact, key
                              random_workload, write_log)
 from pylogctl.format.compression import Codec
 from pylogctl.format.record_batch import RecordBatch
-from pylogctl.storage.cleaner import Cleaner
-from pylogctl.storage.cleaner_config import CleanerConfig
-from pylogctl.storage.cleaner_log import CleanerLog
-from pylogctl.storage.cleaner_manager import clean_log
+from pylogctl.storage.cleaner.cleaner import Cleaner
+from pylogctl.storage.cleaner.cleaner_config import CleanerConfig
+from pylogctl.storage.cleaner.cleaner_log import CleanerLog
+from pylogctl.storage.cleaner.cleaner_manager import clean_log
 from pylogctl.storage.log import Log
-from pylogctl.storage import offset_map
-from pylogctl.storage.offset_map import SkimpyOffsetMap
+from pylogctl.storage.cleaner import offset_map
+from pylogctl.storage.cleaner.offset_map import SkimpyOffsetMap
 
 pytestmark = pytest.mark.skipif(offset_map._map_batch is None,
                                 reason="the extension is not built (or PYLOGCTL_NO_SPEEDUPS=1)")
@@ -160,7 +160,7 @@ ALL_KEPT = Setting({b"a": 100, b"b": 101}, latest=101)
 def test_a_plain_batch_is_filtered_the_same_in_c_and_python(name, data, setting):
     _same_filtering(data, setting)
     # and the C loop took it, but for the header key Python would re-encode differently
-    from pylogctl.storage._cleaner_scan import filter_batch
+    from pylogctl.storage.cleaner._cleaner_scan import filter_batch
 
     got = filter_batch(data, 0, bytearray(), setting.latest, dict(setting.mapped),
                        lambda key: -1, setting.now_ms, setting.now_ms + setting.retention_ms)
@@ -201,7 +201,7 @@ def test_keys_sharing_a_digest_share_an_entry_through_the_c_loop_too(monkeypatch
 
 
 def test_the_key_table_answers_as_the_dict_it_copies():
-    from pylogctl.storage._cleaner_scan import filter_batch, key_table
+    from pylogctl.storage.cleaner._cleaner_scan import filter_batch, key_table
 
     offsets = {b"k%d" % i: 1000 - i for i in range(500)} | {b"": 7, b"\x00" * 40: 9}
     table = key_table(offsets)

@@ -11,12 +11,12 @@ from pathlib import Path
 
 from cleaner_support import (BASE_TS, COMPACT, DAY, cleaner_checkpoint, compact, data_records,
                              random_workload, write_log)
-from pylogctl.storage.cleaner import Cleaner, CleanerStats, CleaningResult
-from pylogctl.storage.cleaner_log import CleanerLog
-from pylogctl.storage.cleaner_manager import clean_log, cleaned_up_to
+from pylogctl.storage.cleaner.cleaner import Cleaner, CleanerStats, CleaningResult
+from pylogctl.storage.cleaner.cleaner_log import CleanerLog
+from pylogctl.storage.cleaner.cleaner_manager import clean_log, cleaned_up_to
 from pylogctl.storage.log import FetchIsolation, Log
 from pylogctl.storage.log_config import LogConfig
-from pylogctl.storage.log_to_clean import LogToClean
+from pylogctl.storage.cleaner.log_to_clean import LogToClean
 from pylogctl.storage.retention import delete_old_segments
 from pylogctl.storage.segment import LogSegment
 from retention_support import checkpoint_entry

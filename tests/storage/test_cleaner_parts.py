@@ -17,11 +17,11 @@ from pylogctl.format.compression import Codec
 from pylogctl.format.record import TimestampType
 from pylogctl.format.record_batch import RecordBatch
 from pylogctl.format.record_filter import empty_batch_header, rebuild_batch
-from pylogctl.storage.cleaner import group_segments_by_size
-from pylogctl.storage.cleaner_config import CleanerConfig
-from pylogctl.storage.cleaner_manager import decide
-from pylogctl.storage.log_to_clean import LogToClean
-from pylogctl.storage.offset_map import SkimpyOffsetMap
+from pylogctl.storage.cleaner.cleaner import group_segments_by_size
+from pylogctl.storage.cleaner.cleaner_config import CleanerConfig
+from pylogctl.storage.cleaner.cleaner_manager import decide
+from pylogctl.storage.cleaner.log_to_clean import LogToClean
+from pylogctl.storage.cleaner.offset_map import SkimpyOffsetMap
 
 
 # -- the offset map --------------------------------------------------------------------------------

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from load_support import fingerprint, writable_copy
-from pylogctl.storage.load_plan import CreateSegment, DeleteFile, DeleteSegment
-from pylogctl.storage.load_planner import LoadError
-from pylogctl.storage.load_raft import InconsistentSnapshotsError
-from pylogctl.storage.loader import apply_load, plan_load
+from pylogctl.storage.loader.plan import CreateSegment, DeleteFile, DeleteSegment
+from pylogctl.storage.loader.planner import LoadError
+from pylogctl.storage.loader.raft import InconsistentSnapshotsError
+from pylogctl.storage.loader.log_loader import apply_load, plan_load
 from pylogctl.storage.naming import parse_raft_snapshot_name
 from support import CORPUS, CORPUS_MISSING_REASON
 

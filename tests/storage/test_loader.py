@@ -12,20 +12,20 @@ from pathlib import Path
 import pytest
 
 from pylogctl.errors import LogDirLockedError
-from pylogctl.storage import load_apply
+from pylogctl.storage.loader import apply as load_apply
 from pylogctl.storage.checkpoint import EpochEntry
 from pylogctl.storage.file_records import FileRecords
-from pylogctl.storage.load_apply import PlanOutdatedError
-from pylogctl.storage.load_plan import (CreateSegment, DeleteFile, DeleteSegment, DeleteSnapshot,
+from pylogctl.storage.loader.apply import PlanOutdatedError
+from pylogctl.storage.loader.plan import (CreateSegment, DeleteFile, DeleteSegment, DeleteSnapshot,
                                         RebuildProducerState, RecoverSegment, RenameFile,
                                         WriteLeaderEpochs)
-from pylogctl.storage.loader import apply_load, plan_load
+from pylogctl.storage.loader.log_loader import apply_load, plan_load
 from pylogctl.storage.log import Log
 from pylogctl.storage.log_config import LogConfig
 from pylogctl.storage.log_dir import child_log_dirs
 from pylogctl.storage.log_manager import LogDir
 from pylogctl.storage.segment import LogSegment
-from pylogctl.storage.recovery_dry_run import ScratchDir, recover_read_only
+from pylogctl.storage.loader.recovery_dry_run import ScratchDir, recover_read_only
 from pylogctl.storage.transaction_index import read_transaction_index
 from pylogctl.tools.log_dir_summary import summarize_log_dir
 from load_support import (batch_positions, copy_partition, fingerprint, flip_byte, load_twice,

@@ -11,7 +11,7 @@ import pytest
 from pylogctl.errors import LogDirLockedError
 from pylogctl.storage.checkpoint import EpochEntry
 from pylogctl.storage.file_records import FileRecords
-from pylogctl.storage.loader import plan_load
+from pylogctl.storage.loader.log_loader import plan_load
 from pylogctl.storage.lock import LogDirLock
 from pylogctl.storage.log import Log, LogError
 from pylogctl.storage.log_config import LogConfig

@@ -11,8 +11,8 @@ import pytest
 
 from pylogctl.errors import LogDirLockedError
 from pylogctl.storage.checkpoint import read_offset_checkpoint
-from pylogctl.storage.load_apply import PlanOutdatedError
-from pylogctl.storage.load_plan import LoadInputs
+from pylogctl.storage.loader.apply import PlanOutdatedError
+from pylogctl.storage.loader.plan import LoadInputs
 from pylogctl.storage.log_manager import (CLEANER_OFFSET_CHECKPOINT, HIGH_WATERMARK_CHECKPOINT,
                                           LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT,
                                           LogDir)

@@ -21,7 +21,7 @@ from pylogctl.format.record_batch import RecordBatch
 from pylogctl.storage.checkpoint import EpochEntry
 from pylogctl.storage.file_records import FileRecords
 from pylogctl.storage.list_offsets import MAX_TIMESTAMP
-from pylogctl.storage.loader import plan_load
+from pylogctl.storage.loader.log_loader import plan_load
 from pylogctl.storage.log import FetchIsolation, Log, OffsetOutOfRangeError
 from pylogctl.storage.log_config import LogConfig
 from pylogctl.storage.log_validator import (InvalidRecordError, RecordBatchTooLargeError,

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from pylogctl.storage.load_plan import RebuildProducerState
-from pylogctl.storage.loader import apply_load, plan_load
+from pylogctl.storage.loader.plan import RebuildProducerState
+from pylogctl.storage.loader.log_loader import apply_load, plan_load
 from pylogctl.storage.producer_recovery import predict_rebuild, stray_snapshots
 from load_support import copy_partition, plan_for
 

@@ -11,7 +11,7 @@ import pytest
 
 from pylogctl.format.builder import build_batch
 from pylogctl.storage.log_config import LogConfig
-from pylogctl.storage.recovery_dry_run import ScratchDir, recover_read_only
+from pylogctl.storage.loader.recovery_dry_run import ScratchDir, recover_read_only
 from pylogctl.storage.segment import LogSegment
 from load_support import batch_positions, fingerprint, flip_byte, writable_copy
 

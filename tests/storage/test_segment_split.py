@@ -11,16 +11,17 @@ from pathlib import Path
 
 import pytest
 
-from pylogctl.storage import load_apply
+from pylogctl.storage.loader import apply as load_apply
 from pylogctl.storage.file_records import FileRecords
-from pylogctl.storage.load_plan import (DeleteFile, DeleteSegment, DeleteSnapshot,
+from pylogctl.storage.loader.plan import (DeleteFile, DeleteSegment, DeleteSnapshot,
                                         RecoverSegment, RenameFile, SplitSegment)
-from pylogctl.storage.loader import LoadError, apply_load, plan_load
+from pylogctl.storage.loader.log_loader import LoadError, apply_load, plan_load
 from pylogctl.storage.log_config import LogConfig
 from pylogctl.storage.offset_index import OffsetIndex
 from pylogctl.storage.producer_state import write_snapshot
 from pylogctl.storage.segment import LogSegment
-from pylogctl.storage.segment_split import SegmentSplitError, rename_segment_files, write_split
+from pylogctl.storage.loader.segment_split import (SegmentSplitError, rename_segment_files,
+                                                   write_split)
 from pylogctl.storage.time_index import TimeIndex
 from load_support import (copy_partition, fingerprint, first_batch_at, flip_byte, load_twice,
                           plan_for)

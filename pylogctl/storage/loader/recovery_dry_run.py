@@ -21,15 +21,15 @@ import tempfile
 from dataclasses import dataclass
 from typing import Callable
 
-from ..errors import CorruptRecordError, InvalidOffsetError, PylogctlError
-from ..format.control import ControlRecordType, parse_control_key, parse_end_txn_marker
-from .file_records import FileRecords
-from .lazy_index import LazyIndex
-from .naming import INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX, segment_file
-from .producer_append import CompletedTxn, ProducerBatch
-from .producer_state import ProducerStateManager
-from .segment import LogSegment
-from .transaction_index import AbortedTxn, TransactionIndex, read_transaction_index
+from ...errors import CorruptRecordError, InvalidOffsetError, PylogctlError
+from ...format.control import ControlRecordType, parse_control_key, parse_end_txn_marker
+from ..file_records import FileRecords
+from ..lazy_index import LazyIndex
+from ..naming import INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX, segment_file
+from ..producer_append import CompletedTxn, ProducerBatch
+from ..producer_state import ProducerStateManager
+from ..segment import LogSegment
+from ..transaction_index import AbortedTxn, TransactionIndex, read_transaction_index
 
 PROGRESS_STEP = 8 * 1024 * 1024
 _MEMORY_DIR = "/dev/shm"

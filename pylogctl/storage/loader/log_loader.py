@@ -43,13 +43,13 @@ A recovery that would rewrite the same bytes (same indexes, nothing to cut) is l
 Segments that step 6 or 7 deletes are not recovered first (Kafka does, to no effect), and
 deleted segments take the producer snapshot at their base offset with them, as in Kafka.
 Where the steps run in a different order from Kafka's, and why any interruption is repaired by
-planning again, is explained in :mod:`pylogctl.storage.load_apply` (which also notes that the
+planning again, is explained in :mod:`pylogctl.storage.loader.apply` (which also notes that the
 active segment's indexes are left trimmed). What the producer-state steps plan is explained in
 :mod:`pylogctl.storage.producer_recovery`.
 
 A split is only found where Kafka finds it, by a recovery: a segment below the recovery point
 with an ``.index`` is loaded as it is, overflow and all. The plan goes on as if the split had
-happened: its segments are written to scratch files (:mod:`pylogctl.storage.segment_split`),
+happened: its segments are written to scratch files (:mod:`pylogctl.storage.loader.segment_split`),
 which the rest of planning reads (recovery, offsets, producer state) and which are removed when
 planning ends; the plan itself only names files in the partition dir.
 
@@ -64,19 +64,19 @@ from __future__ import annotations
 import logging
 import os
 
-from ..errors import UsageError
-from .checkpoint import EpochEntry
-from .clock import wall_clock_ms
-from .load_apply import apply_load
-from .load_plan import CreateSegment, LoadInputs, LoadPlan, RecoverSegment
-from .load_planner import LoadError, LoadPlanner
-from .load_producer_state import plan_producer_state
-from .load_raft import is_metadata_log_dir, plan_raft_snapshots
-from .load_recovery import (delete_segments_if_log_start_above_log_end, load_segment_files,
+from ...errors import UsageError
+from ..checkpoint import EpochEntry
+from ..clock import wall_clock_ms
+from .apply import apply_load
+from .plan import CreateSegment, LoadInputs, LoadPlan, RecoverSegment
+from .planner import LoadError, LoadPlanner
+from .producer_state_rebuild import plan_producer_state
+from .raft import is_metadata_log_dir, plan_raft_snapshots
+from .recovery import (delete_segments_if_log_start_above_log_end, load_segment_files,
                             recover_log, recovery_steps)
-from .load_swaps import complete_swap_operations, remove_temp_files_and_collect_swaps
-from .log_config import LogConfig
-from .naming import LOG_SUFFIX, segment_name
+from .swaps import complete_swap_operations, remove_temp_files_and_collect_swaps
+from ..log_config import LogConfig
+from ..naming import LOG_SUFFIX, segment_name
 
 __all__ = ["plan_load", "apply_load", "LoadError"]
 

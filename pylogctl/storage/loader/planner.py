@@ -1,10 +1,10 @@
 """What planning a load carries from phase to phase (the state Kafka's ``LogLoader`` keeps in its
 fields), and the few moves every phase makes on it.
 
-Each move appends its step and plays it on the :class:`~pylogctl.storage.load_view.DirView` at
+Each move appends its step and plays it on the :class:`~pylogctl.storage.loader.view.DirView` at
 once, so a later phase plans against the dir the earlier ones leave. Recovering a segment runs
-``LogSegment.recover`` read-only, once (:mod:`pylogctl.storage.recovery_dry_run`): what it
-found is kept for the recovery step planned at the end (:mod:`pylogctl.storage.load_recovery`),
+``LogSegment.recover`` read-only, once (:mod:`pylogctl.storage.loader.recovery_dry_run`): what it
+found is kept for the recovery step planned at the end (:mod:`pylogctl.storage.loader.recovery`),
 and the leader epochs it finds are assigned as Kafka's ``recoverSegment`` assigns them.
 """
 
@@ -14,14 +14,14 @@ import os
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from ..errors import LogSegmentOffsetOverflowError, PylogctlError
-from .checkpoint import EpochEntry
-from .leader_epoch_cache import LeaderEpochFileCache
-from .load_plan import (SEGMENT_FILE_SUFFIXES, DeleteFile, DeleteSegment, FileState, LoadInputs,
+from ...errors import LogSegmentOffsetOverflowError, PylogctlError
+from ..checkpoint import EpochEntry
+from ..leader_epoch_cache import LeaderEpochFileCache
+from .plan import (SEGMENT_FILE_SUFFIXES, DeleteFile, DeleteSegment, FileState, LoadInputs,
                         Step, WriteLeaderEpochs)
-from .load_view import DirView, list_files
-from .log_config import LogConfig
-from .naming import LOG_SUFFIX, PRODUCER_SNAPSHOT_SUFFIX, offset_from_name, segment_name
+from .view import DirView, list_files
+from ..log_config import LogConfig
+from ..naming import LOG_SUFFIX, PRODUCER_SNAPSHOT_SUFFIX, offset_from_name, segment_name
 from .recovery_dry_run import RecoveryScan, ScratchDir, recover_read_only
 from .segment_split import SplitScratch
 

@@ -26,12 +26,12 @@ import shutil
 import tempfile
 from typing import Mapping
 
-from ..errors import CorruptRecordError, LogSegmentOffsetOverflowError, PylogctlError
-from .file_records import FileRecords
-from .load_plan import SEGMENT_FILE_SUFFIXES, SplitPart
-from .log_config import LogConfig
-from .naming import segment_file
-from .segment import LogSegment
+from ...errors import CorruptRecordError, LogSegmentOffsetOverflowError, PylogctlError
+from ..file_records import FileRecords
+from .plan import SEGMENT_FILE_SUFFIXES, SplitPart
+from ..log_config import LogConfig
+from ..naming import segment_file
+from ..segment import LogSegment
 
 
 class SegmentSplitError(PylogctlError):

@@ -22,18 +22,18 @@ from __future__ import annotations
 
 from typing import Protocol, Sequence
 
-from ..format.log_stream import AnyBatch
-from ..format.record import Record
-from ..format.record_batch import CODEC_MASK, CONTROL_FLAG, RECORD_BATCH_OVERHEAD
-from ..format.record_filter import (BatchRetention, BatchRetentionResult, FilterResult,
+from ...format.log_stream import AnyBatch
+from ...format.record import Record
+from ...format.record_batch import CODEC_MASK, CONTROL_FLAG, RECORD_BATCH_OVERHEAD
+from ...format.record_filter import (BatchRetention, BatchRetentionResult, FilterResult,
                                     empty_batch_header, filter_to)
-from ..speedups import accelerator
+from ...speedups import accelerator
 from .cleaned_txn import CleanedTransactionMetadata
 from .cleaner_log import LastRecord
 from .offset_map import SkimpyOffsetMap
 
 # Switched off (pylogctl/speedups.py), or no extension: every batch goes through filter_to.
-_c = accelerator("pylogctl.storage._cleaner_scan")
+_c = accelerator("pylogctl.storage.cleaner._cleaner_scan")
 _filter_batch = None if _c is None else _c.filter_batch
 _INT64 = range(-(1 << 63), 1 << 63)
 _DELETE, _RETAIN_EMPTY = BatchRetention.DELETE, BatchRetention.RETAIN_EMPTY

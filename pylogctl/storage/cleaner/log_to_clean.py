@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from ..format.varint import INT64_MAX
+from ...format.varint import INT64_MAX
 from .cleaner_log import CleanerLog
 
 logger = logging.getLogger(__name__)

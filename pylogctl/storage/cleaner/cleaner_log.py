@@ -24,23 +24,23 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from ..format.varint import INT64_MAX
-from .backup import Backup
-from .file_records import FileRecords
-from .files import delete_if_exists
-from .lazy_index import LazyIndex
-from .log import Log
-from .log_config import LogConfig
-from .log_segments import LogSegments
-from .naming import (CLEANED_FILE_SUFFIX, INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX,
+from ...format.varint import INT64_MAX
+from ..backup import Backup
+from ..file_records import FileRecords
+from ..files import delete_if_exists
+from ..lazy_index import LazyIndex
+from ..log import Log
+from ..log_config import LogConfig
+from ..log_segments import LogSegments
+from ..naming import (CLEANED_FILE_SUFFIX, INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX,
                      TXN_INDEX_SUFFIX, segment_file)
-from .offset_index import OffsetIndex
-from .producer_recovery import producer_state_before
-from .producer_state import ProducerStateManager, list_snapshot_files
-from .segment import LogSegment
-from .segment_swap import replace_segments
-from .time_index import TimeIndex
-from .transaction_index import AbortedTxn, TransactionIndex
+from ..offset_index import OffsetIndex
+from ..producer_recovery import producer_state_before
+from ..producer_state import ProducerStateManager, list_snapshot_files
+from ..segment import LogSegment
+from ..segment_swap import replace_segments
+from ..time_index import TimeIndex
+from ..transaction_index import AbortedTxn, TransactionIndex
 
 
 @dataclass(frozen=True)
@@ -118,7 +118,7 @@ def open_segment_read_only(directory: str, base_offset: int, config: LogConfig, 
 
 
 class CleanerLog:
-    """One partition's log, for :class:`~pylogctl.storage.cleaner.Cleaner`."""
+    """One partition's log, for :class:`~pylogctl.storage.cleaner.cleaner.Cleaner`."""
 
     def __init__(self, directory: str, config: LogConfig, segments: LogSegments,
                  log_start_offset: int, log_end_offset: int, high_watermark: int,

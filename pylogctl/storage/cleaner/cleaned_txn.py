@@ -23,8 +23,8 @@ import heapq
 from dataclasses import dataclass, field
 from typing import Iterable, Protocol
 
-from ..format.control import ControlRecordType, parse_control_key
-from .transaction_index import AbortedTxn
+from ...format.control import ControlRecordType, parse_control_key
+from ..transaction_index import AbortedTxn
 
 
 class _TxnIndexWriter(Protocol):

@@ -1,4 +1,4 @@
-"""Carrying out a :class:`~pylogctl.storage.load_plan.LoadPlan` (the writing half of Kafka's
+"""Carrying out a :class:`~pylogctl.storage.loader.plan.LoadPlan` (the writing half of Kafka's
 ``LogLoader``), crash-safely.
 
 Which records go: only those Kafka's loader drops too. Bytes cut from a segment are invalid
@@ -66,20 +66,20 @@ import logging
 import os
 from typing import Iterable
 
-from ..errors import InvalidOffsetError, PylogctlError
-from .backup import Backup
-from .file_records import FileRecords
-from .files import delete_if_exists, fsync_dir, match_dir_owner
-from .leader_epoch_cache import LeaderEpochFileCache
-from .load_plan import (SEGMENT_FILE_SUFFIXES, CreateSegment, DeleteFile, DeleteSegment,
+from ...errors import InvalidOffsetError, PylogctlError
+from ..backup import Backup
+from ..file_records import FileRecords
+from ..files import delete_if_exists, fsync_dir, match_dir_owner
+from ..leader_epoch_cache import LeaderEpochFileCache
+from .plan import (SEGMENT_FILE_SUFFIXES, CreateSegment, DeleteFile, DeleteSegment,
                         DeleteSnapshot, FileState, LoadPlan, LoadResult, RebuildProducerState,
                         RecoverSegment, RenameFile, SplitSegment, Step, WriteLeaderEpochs)
-from .lock import LogDirLock
-from .naming import (CLEANED_FILE_SUFFIX, DELETED_FILE_SUFFIX, LOG_SUFFIX, SWAP_FILE_SUFFIX,
+from ..lock import LogDirLock
+from ..naming import (CLEANED_FILE_SUFFIX, DELETED_FILE_SUFFIX, LOG_SUFFIX, SWAP_FILE_SUFFIX,
                      offset_from_name, segment_file)
-from .producer_recovery import producer_state_before
-from .producer_state import ProducerStateManager, list_snapshot_files, rebuild_producer_state
-from .segment import LogSegment
+from ..producer_recovery import producer_state_before
+from ..producer_state import ProducerStateManager, list_snapshot_files, rebuild_producer_state
+from ..segment import LogSegment
 from .segment_split import rename_segment_files, write_split
 
 logger = logging.getLogger(__name__)

@@ -1,27 +1,28 @@
 """One cleaning of one log (Kafka's ``Cleaner.doClean``): the offset map, the groups, the copy.
 
-A cleaning covers ``[first dirty, first uncleanable)`` (:mod:`~pylogctl.storage.log_to_clean`):
+A cleaning covers ``[first dirty, first uncleanable)``
+(:mod:`~pylogctl.storage.cleaner.log_to_clean`):
 
 1. **Offset map** over the dirty range (``buildOffsetMap``): every keyed record's offset under
-   the MD5 of its key (:class:`~pylogctl.storage.offset_map.SkimpyOffsetMap`), skipping aborted
-   transactional data, until the map holds ``slots * load factor`` keys. When it fills, the
+   the MD5 of its key (:class:`~pylogctl.storage.cleaner.offset_map.SkimpyOffsetMap`), skipping
+   aborted transactional data, until the map holds ``slots * load factor`` keys. When it fills, the
    cleaning ends at the last batch mapped; the rest waits for the next cleaning. The map's
    latest offset then bounds what this cleaning may drop.
 2. **Groups** (``groupSegmentsBySize``): the segments from the first up to the map's end are
    merged greedily into groups whose ``.log`` total fits ``segment.bytes``, whose offset and
    time indexes each fit ``segment.index.bytes``, and whose offsets fit one segment's int32 range.
 3. **Copy** (``cleanSegments``/``cleanInto``): each group is filtered (``filter_to``, through
-   :meth:`~pylogctl.storage.cleaner_filter.CleanerFilter.filter_into`) into one ``.cleaned``
+   :meth:`~pylogctl.storage.cleaner.cleaner_filter.CleanerFilter.filter_into`) into one ``.cleaned``
    segment based at the group's first base offset, appended one read buffer's worth at a time
    (so its indexes get the entries Kafka's appends give them), flushed, given the last source
    segment's mtime, and swapped in (:mod:`~pylogctl.storage.segment_swap`). What stays is the
-   :class:`~pylogctl.storage.cleaner_filter.CleanerFilter`'s decision; the legacy (magic < 2)
-   tombstone horizon is the last clean segment's mtime minus ``delete.retention.ms``.
+   :class:`~pylogctl.storage.cleaner.cleaner_filter.CleanerFilter`'s decision; the legacy
+   (magic < 2) tombstone horizon is the last clean segment's mtime minus ``delete.retention.ms``.
 
 Both passes read plain v2 batches (uncompressed data batches) in C when the optional extension
 ``_cleaner_scan`` is built (:meth:`SkimpyOffsetMap.put_batch
-<pylogctl.storage.offset_map.SkimpyOffsetMap.put_batch>`, ``CleanerFilter.filter_into``), with
-the same results as the Python path, which takes every other batch: reading each record into
+<pylogctl.storage.cleaner.offset_map.SkimpyOffsetMap.put_batch>`, ``CleanerFilter.filter_into``),
+with the same results as the Python path, which takes every other batch: reading each record into
 objects twice, and re-encoding the kept ones, cost about five times a single decoding pass.
 
 A decoding error names the segment file and the byte position of the batch.
@@ -34,17 +35,17 @@ import time
 from dataclasses import dataclass, field
 from typing import Iterator, Sequence
 
-from ..errors import CorruptRecordError, LogSegmentOffsetOverflowError, PylogctlError
-from ..format.log_stream import AnyBatch
-from ..format.record_batch import CONTROL_FLAG
-from ..format.varint import INT32_MAX
+from ...errors import CorruptRecordError, LogSegmentOffsetOverflowError, PylogctlError
+from ...format.log_stream import AnyBatch
+from ...format.record_batch import CONTROL_FLAG
+from ...format.varint import INT32_MAX
 from .cleaned_txn import CleanedTransactionMetadata
 from .cleaner_config import CleanerConfig
 from .cleaner_filter import CleanerFilter
 from .cleaner_log import CleanerLog
 from .log_to_clean import LogToClean
 from .offset_map import SkimpyOffsetMap
-from .segment import LogSegment
+from ..segment import LogSegment
 
 logger = logging.getLogger(__name__)
 

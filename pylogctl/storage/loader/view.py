@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import os
 
-from ..errors import FileUnreadableError
-from .load_plan import FileState
+from ...errors import FileUnreadableError
+from .plan import FileState
 
 
 class DirView:

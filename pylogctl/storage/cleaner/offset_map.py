@@ -32,15 +32,15 @@ import hashlib
 from itertools import islice
 from typing import Callable, Iterable
 
-from ..errors import UsageError
-from ..format.record import Record
-from ..speedups import accelerator
+from ...errors import UsageError
+from ...format.record import Record
+from ...speedups import accelerator
 
 OFFSET_BYTES = 8
 
 # Switched off (pylogctl/speedups.py), or no extension: every batch is decoded and put by
 # put_records.
-_c = accelerator("pylogctl.storage._cleaner_scan")
+_c = accelerator("pylogctl.storage.cleaner._cleaner_scan")
 _key_table, _map_batch = (None, None) if _c is None else (_c.key_table, _c.map_batch)
 
 

@@ -29,9 +29,9 @@ from __future__ import annotations
 
 import os
 
-from .load_plan import CreateSegment, DeleteSnapshot
-from .load_planner import LoadError, LoadPlanner
-from .naming import LOG_SUFFIX, RaftSnapshotName, parse_raft_snapshot_name, segment_name
+from .plan import CreateSegment, DeleteSnapshot
+from .planner import LoadError, LoadPlanner
+from ..naming import LOG_SUFFIX, RaftSnapshotName, parse_raft_snapshot_name, segment_name
 
 METADATA_LOG_DIR = "__cluster_metadata-0"
 

@@ -6,20 +6,21 @@ one replacement the load itself makes: the split of a segment whose offsets over
 Both are the same move on disk, new segments swapped in for old ones (see
 :mod:`pylogctl.storage.segment_swap`): the clean-up decides, from which ``.cleaned`` and
 ``.swap`` files survive, whether a replacement got far enough to complete; a split replaces a
-segment with the new ones its scratch files stand in for (:mod:`pylogctl.storage.segment_split`).
+segment with the new ones its scratch files stand in for
+(:mod:`pylogctl.storage.loader.segment_split`).
 """
 
 from __future__ import annotations
 
 from typing import Callable, TypeVar
 
-from .checkpoint import TEMP_SUFFIX
-from .load_plan import SEGMENT_FILE_SUFFIXES, DeleteSnapshot, RenameFile, SplitSegment
-from .load_planner import LoadError, LoadPlanner, OffsetOverflow
-from .log_config import LONG_MAX
-from .naming import (CLEANED_FILE_SUFFIX, DELETED_FILE_SUFFIX, LOG_SUFFIX,
+from ..checkpoint import TEMP_SUFFIX
+from .plan import SEGMENT_FILE_SUFFIXES, DeleteSnapshot, RenameFile, SplitSegment
+from .planner import LoadError, LoadPlanner, OffsetOverflow
+from ..log_config import LONG_MAX
+from ..naming import (CLEANED_FILE_SUFFIX, DELETED_FILE_SUFFIX, LOG_SUFFIX,
                      PRODUCER_SNAPSHOT_SUFFIX, SWAP_FILE_SUFFIX, offset_from_name, segment_name)
-from .segment_check import read_next_offset
+from ..segment_check import read_next_offset
 from .segment_split import SegmentSplitError, overflow_text, split_source
 
 KRAFT_SNAPSHOT_DELETED = ".checkpoint.deleted"

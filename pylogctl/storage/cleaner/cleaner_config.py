@@ -15,9 +15,9 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from ..errors import UsageError
-from ..format.varint import INT32_MAX
-from .topic_config_def import TOPIC_CONFIG_KEYS
+from ...errors import UsageError
+from ...format.varint import INT32_MAX
+from ..topic_config_def import TOPIC_CONFIG_KEYS
 
 _PROPERTY_NAMES = {
     "log.cleaner.threads": "num_threads",

@@ -13,16 +13,16 @@ from __future__ import annotations
 
 import os
 
-from .load_plan import DeleteSnapshot, RecoverSegment
-from .load_planner import LoadPlanner, SegmentRecovery
-from .load_swaps import retry_on_offset_overflow
-from .log_config import LONG_MAX
-from .log_segments import bases_in_range
-from .naming import (INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX,
+from .plan import DeleteSnapshot, RecoverSegment
+from .planner import LoadPlanner, SegmentRecovery
+from .swaps import retry_on_offset_overflow
+from ..log_config import LONG_MAX
+from ..log_segments import bases_in_range
+from ..naming import (INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX,
                      offset_from_name, segment_name)
-from .producer_recovery import producer_state_before
+from ..producer_recovery import producer_state_before
 from .recovery_dry_run import TransactionReplay, recover_read_only
-from .segment_check import check_indexes, read_next_offset
+from ..segment_check import check_indexes, read_next_offset
 
 INDEX_SUFFIXES = (INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX)
 

@@ -2,9 +2,9 @@
 
 Reads that search the segments (ListOffsets by time) must see the log a broker would serve,
 but loading writes: it recovers segments, rebuilding their indexes. So the load is planned
-(:func:`~pylogctl.storage.loader.plan_load`, read-only) and each segment is opened read-only:
-as it is when the load leaves it alone, and when the load recovers it, over its valid bytes
-with empty indexes (lookups then scan from the start, which finds what rebuilt indexes lead
+(:func:`~pylogctl.storage.loader.log_loader.plan_load`, read-only) and each segment is opened
+read-only: as it is when the load leaves it alone, and when the load recovers it, over its valid
+bytes with empty indexes (lookups then scan from the start, which finds what rebuilt indexes lead
 to) and the largest timestamp and its batch's last offset that recovery records, found by a
 scan. A segment a split would create (an offset overflow) cannot be opened in place.
 """
@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import os
 
-from ..errors import PylogctlError
-from .cleaner_log import open_segment_read_only
-from .file_records import FileRecords
-from .load_plan import LoadPlan, RecoverSegment
-from .log_config import LogConfig
-from .segment import LogSegment
-from .time_index import TimestampOffset
-from .truncation_plan import segment_bytes_after_load
+from ...errors import PylogctlError
+from ..cleaner.cleaner_log import open_segment_read_only
+from ..file_records import FileRecords
+from .plan import LoadPlan, RecoverSegment
+from ..log_config import LogConfig
+from ..segment import LogSegment
+from ..time_index import TimestampOffset
+from ..truncation_plan import segment_bytes_after_load
 
 
 def open_loaded_segments(plan: LoadPlan, config: LogConfig = LogConfig()) -> list[LogSegment]:

@@ -1,5 +1,6 @@
 /*
- * pylogctl.storage._cleaner_scan -- optional C loops for the log cleaner's two passes over a
+ * pylogctl.storage.cleaner._cleaner_scan -- optional C loops for the log cleaner's two passes
+ * over a
  * plain v2 batch (magic 2, uncompressed, not a control batch).
  *
  * Why: compaction reads every record twice, once to map keys to their latest offsets
@@ -13,7 +14,7 @@
  * dict takes three), and writes the batch Kafka writes straight into the output bytearray.
  *
  * Contract: what these functions do is exactly what the Python path does for the same batch
- * (pylogctl.storage.offset_map.SkimpyOffsetMap.put_records for map_batch, and
+ * (pylogctl.storage.cleaner.offset_map.SkimpyOffsetMap.put_records for map_batch, and
  * pylogctl.format.record_filter.filter_to with the CleanerFilter for filter_batch): the same
  * dict updates, the same kept records, the same output bytes (record attributes written as 0,
  * timestamp deltas against the first kept record's timestamp or the delete horizon, canonical
@@ -35,7 +36,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "../format/_kafka_wire.h"
+#include "../../format/_kafka_wire.h"
 
 /* _crc32c.c (pylogctl/format), compiled into this module too */
 uint32_t pylogctl_crc32c(uint32_t crc, const unsigned char *p, size_t n);
@@ -384,7 +385,7 @@ static PySequenceMethods key_table_as_sequence = {.sq_length = (lenfunc)key_tabl
 
 static PyTypeObject KeyTableType = {
     PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "pylogctl.storage._cleaner_scan.KeyTable",
+    .tp_name = "pylogctl.storage.cleaner._cleaner_scan.KeyTable",
     .tp_basicsize = sizeof(KeyTable),
     .tp_dealloc = (destructor)key_table_dealloc,
     .tp_as_sequence = &key_table_as_sequence,
@@ -768,7 +769,7 @@ static PyMethodDef cleaner_scan_methods[] = {
 
 static struct PyModuleDef cleaner_scan_module = {
     PyModuleDef_HEAD_INIT,
-    "pylogctl.storage._cleaner_scan",
+    "pylogctl.storage.cleaner._cleaner_scan",
     "Optional C loops for the log cleaner's offset-map and copy passes over plain v2 batches.",
     -1,
     cleaner_scan_methods,

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import os
 
-from .load_plan import DeleteSnapshot, RebuildProducerState
-from .load_planner import LoadPlanner
-from .producer_recovery import predict_rebuild, snapshot_entries
+from .plan import DeleteSnapshot, RebuildProducerState
+from .planner import LoadPlanner
+from ..producer_recovery import predict_rebuild, snapshot_entries
 
 
 def plan_producer_state(p: LoadPlanner, bases: list[int], log_start: int, log_end: int) -> None:

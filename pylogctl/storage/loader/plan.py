@@ -1,5 +1,6 @@
-"""What loading a partition dir would do, as data: the plan :func:`~pylogctl.storage.loader.
-plan_load` computes and :func:`~pylogctl.storage.loader.apply_load` carries out.
+"""What loading a partition dir would do, as data: the plan
+:func:`~pylogctl.storage.loader.log_loader. plan_load` computes and
+:func:`~pylogctl.storage.loader.log_loader.apply_load` carries out.
 
 Each step is a frozen dataclass naming what changes on disk and, in ``reason``, the rule of
 Kafka's ``LogLoader`` (or pylogctl's, where it is stricter) that calls for it. Steps are listed
@@ -14,11 +15,11 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Union
 
-from .checkpoint import EpochEntry
-from .log_config import LogConfig
-from .naming import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX
+from ..checkpoint import EpochEntry
+from ..log_config import LogConfig
+from ..naming import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX
 from .recovery_dry_run import InvalidTail
-from .transaction_index import AbortedTxn
+from ..transaction_index import AbortedTxn
 
 # a segment's files, in the order Kafka renames them (the .log first)
 SEGMENT_FILE_SUFFIXES = (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX)
