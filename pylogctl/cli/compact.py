@@ -13,8 +13,8 @@ import typer
 from ..errors import UsageError
 from .app import EXIT_CODES_HELP, app
 from .config import config_options, make_config_options
-from .output import (OutputFormat, backup_dir_option, err, execute_option, guarded_output,
-                     output_option, write_sections)
+from .output import (OutputFormat, backup_dir_option, err, execute_option, existing_paths,
+                     guarded_output, output_option, write_sections)
 
 if TYPE_CHECKING:  # the storage engine loads when the command runs (start-up time)
     from ..tools.compact import Compaction
@@ -45,7 +45,8 @@ _config, _config_file = config_options()
 
 @app.command("compact", help=HELP, epilog=EXIT_CODES_HELP)
 def compact(
-    paths: List[str] = typer.Argument(..., metavar="PATH...", help="Log dirs, a dir holding "
+    paths: List[str] = typer.Argument(..., callback=existing_paths,
+                                      metavar="PATH...", help="Log dirs, a dir holding "
                                       "log dirs, or partition dirs.", show_default=False),
     partition: List[str] = typer.Option([], "--partition", metavar="T-P", help="Clean this "
                                         "partition (repeatable), whatever its cleanup.policy "

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, List, Optional
 import typer
 
 from .app import EXIT_CODES_HELP, app
-from .output import OutputFormat, err, guarded_output, output_option, write_sections
+from .output import OutputFormat, err, existing_paths, guarded_output, output_option, write_sections
 
 if TYPE_CHECKING:
     from ..tools.config import ConfigOptions, ConfigRun
@@ -59,7 +59,8 @@ _config, _config_file = config_options()
 
 @app.command("config", help=HELP, epilog=EXIT_CODES_HELP)
 def config(
-    paths: List[str] = typer.Argument(..., help="Partition dirs, log dirs, or a dir holding "
+    paths: List[str] = typer.Argument(..., callback=existing_paths,
+                                      help="Partition dirs, log dirs, or a dir holding "
                                       "log dirs.", show_default=False),
     topic: List[str] = topic_option(),
     config: List[str] = _config,

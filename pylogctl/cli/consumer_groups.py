@@ -20,7 +20,7 @@ import typer
 from ..errors import ExitCode, UsageError
 from .app import EXIT_CODES_HELP, app
 from .output import (OutputFormat, backup_dir_option, bars_allowed, err, guarded_output,
-                     progress_bar, warn_stranded, write_listing)
+                     progress_bar, require_paths, warn_stranded, write_listing)
 
 if TYPE_CHECKING:
     from ..tools.consumer_groups import ConsumerGroups
@@ -158,6 +158,7 @@ def consumer_groups(
 ) -> None:
     """List, describe or change consumer groups (the help text is ``HELP``)."""
     dirs, state_list, type_list = _split_words(list(log_dir or []), state, type_)
+    require_paths(dirs)  # here, not as the argument's callback: words after --state are no paths
     if server_config is not None:
         dirs += _log_dirs_from_config(server_config)
     if not dirs:

@@ -18,7 +18,7 @@ from .app import EXIT_CODES_HELP, app
 if TYPE_CHECKING:  # the dump machinery loads when the command runs (start-up time)
     from ..tools.dump_files import AnyDump
     from ..tools.dump_index import IndexDump
-from .output import OutputFormat, err, guarded_output, write_sections
+from .output import OutputFormat, err, existing_paths, guarded_output, write_sections
 
 
 def _decoder_option(flag: str, what: str):
@@ -57,7 +57,8 @@ _PARSERS = (("--offsets-decoder", "offsets"), ("--transaction-log-decoder", "tra
 
 @app.command("dump-segment", epilog=DECODERS_HELP + "\n\n" + EXIT_CODES_HELP)
 def dump_segment(
-    files: Optional[List[str]] = typer.Argument(None, help="Files to dump: .log, .index, "
+    files: Optional[List[str]] = typer.Argument(None, callback=existing_paths,
+                                                help="Files to dump: .log, .index, "
                                                 ".timeindex, .txnindex, .snapshot, KRaft "
                                                 ".checkpoint, checkpoint and metadata files.",
                                                 show_default=False),

@@ -9,11 +9,12 @@ from typing import Any, Callable
 
 import typer
 
-from .output import write_listing
+from .output import existing_paths, write_listing
 
 
 def log_dirs_argument() -> Any:
-    return typer.Argument(..., help="Log dirs (one per broker, in any order), or a dir holding "
+    return typer.Argument(..., callback=existing_paths,
+                          help="Log dirs (one per broker, in any order), or a dir holding "
                           "log dirs.", show_default=False)
 
 

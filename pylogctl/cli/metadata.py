@@ -11,7 +11,7 @@ import typer
 from typer.core import TyperGroup
 
 from .app import EXIT_CODES_HELP, app
-from .output import OutputFormat, err, guarded_output, output_option, write_listing
+from .output import OutputFormat, err, existing_paths, guarded_output, output_option, write_listing
 
 HELP = (
     "The KRaft metadata image of a node, from its files: what the cluster thought it was.\n\n"
@@ -53,7 +53,8 @@ app.add_typer(metadata_app, name="metadata")
 
 @metadata_app.callback()
 def _source(ctx: typer.Context, source: str = typer.Argument(
-        ..., metavar="LOGDIR_OR_SNAPSHOT", help="A log dir, its __cluster_metadata-0 dir, or "
+        ..., callback=existing_paths, metavar="LOGDIR_OR_SNAPSHOT",
+        help="A log dir, its __cluster_metadata-0 dir, or "
         "one .checkpoint or .log file of it (or --snapshot FILE).", show_default=False)
             ) -> None:
     ctx.obj = source
@@ -239,19 +240,24 @@ def features(ctx: typer.Context,
                       "a problem is found.", epilog=EXIT_CODES_HELP)
 def check(ctx: typer.Context,
           log_dirs: Optional[List[str]] = typer.Argument(
-              None, help="Log dirs (or a dir holding several brokers' log dirs); default: "
+              None, callback=existing_paths, help="Log dirs (or a dir holding several "
+              "brokers' log dirs); default: "
               "the log dir of LOGDIR_OR_SNAPSHOT."),
           output: OutputFormat = output_option("text: a line per problem and a count; json, "
                                                "ndjson, yaml: a row per problem.")) -> None:
     from ..errors import UsageError
     from ..formatters.table import TableSection
-    from ..storage.log_dir import child_log_dirs, is_log_dir
+    from ..storage.files import require_path
+    from ..storage.log_dir import LOG_DIR_PATH, child_log_dirs, is_log_dir, not_a_kafka_dir
     from ..tools.metadata_check import check_log_dirs
 
     src = _open(ctx)
     dirs: list[str] = []
     for path in log_dirs or ([src.log_dir] if src.log_dir else []):
-        dirs += [path] if is_log_dir(path) else child_log_dirs(path)
+        found = [path] if is_log_dir(require_path(path)) else child_log_dirs(path)
+        if not found:
+            raise not_a_kafka_dir(path, LOG_DIR_PATH)
+        dirs += found
     if not dirs:
         raise UsageError("no log dir to check: name one (LOGDIR_OR_SNAPSHOT is not a log dir)")
     problems = check_log_dirs(src, dirs)

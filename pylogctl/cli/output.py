@@ -26,6 +26,24 @@ class OutputFormat(str, enum.Enum):
     yaml = "yaml"
 
 
+def existing_paths(ctx: typer.Context, value: Any) -> Any:
+    """A path argument's callback: a path that does not exist or cannot be read is the first
+    thing said (exit 3), before the command checks its options or what the path's name means.
+    URLs are the stores' to check (:mod:`.remote_paths`)."""
+    if not ctx.resilient_parsing:  # not while completing a command line
+        require_paths([value] if isinstance(value, str) else value or ())
+    return value
+
+
+def require_paths(paths: Iterable[str]) -> None:
+    """Exit 3 for the first local path that does not exist or cannot be read."""
+    from ..storage.files import require_path
+
+    for path in paths:
+        if "://" not in path:
+            require_path(path)
+
+
 def execute_option(what: str) -> Any:
     """``--execute``: every command that writes plans unless given it."""
     return typer.Option(False, "--execute", help=f"{what} (without it: print the plan and "

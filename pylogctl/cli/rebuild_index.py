@@ -14,8 +14,8 @@ import typer
 from ..errors import ExitCode, UsageError
 from .app import EXIT_CODES_HELP, app
 from .config import config_options, make_config_options
-from .output import (OutputFormat, backup_dir_option, err, execute_option, guarded_output,
-                     output_option, write_sections)
+from .output import (OutputFormat, backup_dir_option, err, execute_option, existing_paths,
+                     guarded_output, output_option, write_sections)
 
 if TYPE_CHECKING:  # the storage engine loads when the command runs (start-up time)
     from ..tools.rebuild_index import IndexRebuild, SegmentRebuild
@@ -43,7 +43,8 @@ _config, _config_file = config_options()
 
 @app.command("rebuild-index", help=HELP, epilog=EXIT_CODES_HELP)
 def rebuild_index(
-    paths: List[str] = typer.Argument(..., help="Segments (.log), partition dirs, log dirs, "
+    paths: List[str] = typer.Argument(..., callback=existing_paths,
+                                      help="Segments (.log), partition dirs, log dirs, "
                                       "or a dir holding log dirs.", show_default=False),
     verify: bool = typer.Option(False, "--verify", help="Judge the indexes on disk against "
                                 "the rebuilt ones; write nothing; exit 1 if one is missing or "

@@ -14,8 +14,8 @@ import typer
 from ..errors import ExitCode
 from .app import EXIT_CODES_HELP, app
 from .config import config_options, make_config_options
-from .output import (OutputFormat, backup_dir_option, err, execute_option, guarded_output,
-                     output_option, write_sections)
+from .output import (OutputFormat, backup_dir_option, err, execute_option, existing_paths,
+                     guarded_output, output_option, write_sections)
 
 if TYPE_CHECKING:  # the storage engine loads when the command runs (start-up time)
     from ..tools.recover import PartitionRecovery, Recovery
@@ -57,7 +57,8 @@ _config, _config_file = config_options()
 
 @app.command("recover", help=HELP, epilog=EXIT_CODES_HELP)
 def recover(
-    paths: List[str] = typer.Argument(..., help="Partition dirs, log dirs, or a dir holding "
+    paths: List[str] = typer.Argument(..., callback=existing_paths,
+                                      help="Partition dirs, log dirs, or a dir holding "
                                       "log dirs.", show_default=False),
     execute: bool = execute_option("Apply the plan"),
     backup_dir: Optional[str] = backup_dir_option(),

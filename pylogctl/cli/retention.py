@@ -12,8 +12,8 @@ import typer
 
 from .app import EXIT_CODES_HELP, app
 from .config import config_options, make_config_options, topic_option
-from .output import (OutputFormat, backup_dir_option, err, execute_option, guarded_output,
-                     output_option, warn_stranded, write_sections)
+from .output import (OutputFormat, backup_dir_option, err, execute_option, existing_paths,
+                     guarded_output, output_option, warn_stranded, write_sections)
 
 if TYPE_CHECKING:
     from ..tools.retention import RetentionRun
@@ -42,7 +42,8 @@ _config, _config_file = config_options()
 
 @app.command("retention", help=HELP, epilog=EXIT_CODES_HELP)
 def retention(
-    paths: List[str] = typer.Argument(..., help="Partition dirs, log dirs, or a dir holding "
+    paths: List[str] = typer.Argument(..., callback=existing_paths,
+                                      help="Partition dirs, log dirs, or a dir holding "
                                       "log dirs.", show_default=False),
     topic: List[str] = topic_option(),
     partition: List[int] = typer.Option([], "--partition", metavar="N", min=0,

@@ -11,7 +11,7 @@ import typer
 
 from ..errors import UsageError
 from .app import EXIT_CODES_HELP, app
-from .output import (OutputFormat, bars_allowed, err, guarded_output, progress_bar,
+from .output import (existing_paths, OutputFormat, bars_allowed, err, guarded_output, progress_bar,
                      write_listing)
 
 HELP = (
@@ -52,7 +52,7 @@ class Engine(str, enum.Enum):
 
 
 def paths_argument() -> Any:
-    return typer.Argument(..., metavar="PATH...", show_default=False,
+    return typer.Argument(..., callback=existing_paths, metavar="PATH...", show_default=False,
                           help="Log dirs, dirs holding log dirs, or partition dirs.")
 
 

@@ -12,8 +12,8 @@ import typer
 
 from ..errors import ExitCode, UsageError
 from .app import EXIT_CODES_HELP, app
-from .output import (OutputFormat, backup_dir_option, err, execute_option, guarded_output,
-                     output_option, warn_stranded, write_sections)
+from .output import (OutputFormat, backup_dir_option, err, execute_option, existing_paths,
+                     guarded_output, output_option, warn_stranded, write_sections)
 
 HELP = (
     "Truncate one partition offline, as Kafka does when a replica diverges from its leader.\n\n"
@@ -35,7 +35,8 @@ HELP = (
 
 @app.command("truncate", help=HELP, epilog=EXIT_CODES_HELP)
 def truncate(
-    partition_dir: str = typer.Argument(..., metavar="PARTITION_DIR", help="The partition dir "
+    partition_dir: str = typer.Argument(..., callback=existing_paths,
+                                        metavar="PARTITION_DIR", help="The partition dir "
                                         "({log dir}/{topic}-{partition}).", show_default=False),
     to_offset: Optional[int] = typer.Option(None, "--to-offset", metavar="N", min=0,
                                             help="Drop every record at and above offset N, "

@@ -38,7 +38,8 @@ from ..format.legacy import LegacyBatch
 from ..format.log_stream import iter_batches
 from ..format.record_batch import CODEC_MASK, RECORD_BATCH_OVERHEAD
 from ..storage import filesystems, remote_mirror
-from ..storage.log_dir import is_log_dir, log_segments
+from ..storage.files import require_path
+from ..storage.log_dir import is_log_dir, live_partition_name, log_segments, not_a_kafka_dir
 from ..storage.log_manager import LogDir, PartitionEntry
 from ..storage.naming import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, replace_suffix
 from ..storage.partition_paths import PathKind, resolve_path
@@ -123,20 +124,14 @@ def _partition_entries(paths: list[str]) -> tuple[list[tuple[str | None, Partiti
     out: list[tuple[str | None, PartitionEntry]] = []
     log_dirs: list[str] = []
     for path in paths:
-        arg = resolve_path(path)
+        arg = resolve_path(require_path(path))
         if arg.kind is PathKind.FILE:
             raise UsageError(f"{path} is a file: give log dirs, dirs holding log dirs or "
                              f"partition dirs", path=path)
-        if arg.kind is PathKind.MISSING:
-            raise FileUnreadableError(f"No such directory: {path}", path=path)
         if arg.kind is PathKind.OTHER_DIR:
-            raise UsageError(f"{path} is neither a partition dir, a log dir nor a dir "
-                             f"holding log dirs", path=path)
+            raise not_a_kafka_dir(path)
         if arg.kind is PathKind.PARTITION_DIR:
-            name = arg.partition
-            if name is None or name.marker is not None:
-                raise UsageError(f"{path} is not named as a live partition dir "
-                                 f"({{topic}}-{{partition}})", path=path)
+            name = live_partition_name(path)
             out.append((arg.parent if is_log_dir(arg.parent) else None,
                         PartitionEntry(name.topic, name.partition, arg.abspath)))
             continue

@@ -4,11 +4,25 @@ from __future__ import annotations
 
 import ctypes
 import os
+import stat
 import sys
 from typing import BinaryIO
 
 from ..errors import FileUnreadableError
 from .remote_mirror import materialize
+
+
+def require_path(path: str | os.PathLike[str]) -> str:
+    """``path`` if it exists and can be read (a directory: listed), else exit 3 -- the first
+    thing to say about a path argument, before what its name or contents would mean."""
+    path = os.fspath(path)
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as exc:
+        raise FileUnreadableError(f"{exc.strerror or 'Cannot read'}: {path}", path=path) from None
+    if not os.access(path, os.R_OK | (os.X_OK if stat.S_ISDIR(mode) else 0)):
+        raise FileUnreadableError(f"Permission denied: {path}", path=path)
+    return path
 
 
 def open_for_read(path: str | os.PathLike[str]) -> BinaryIO:

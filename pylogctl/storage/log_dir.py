@@ -12,11 +12,15 @@ from __future__ import annotations
 
 import os
 
-from ..errors import FileUnreadableError
+from ..errors import FileUnreadableError, UsageError
 from .checkpoint import LEADER_EPOCH_CHECKPOINT, OFFSET_CHECKPOINTS
 from .naming import (INDEX_SUFFIX, LOG_SUFFIX, PRODUCER_SNAPSHOT_SUFFIX, TIME_INDEX_SUFFIX,
                      TXN_INDEX_SUFFIX, PartitionDirName, file_offset, parse_partition_dir_name,
                      suffix_of)
+
+# what the commands taking log dirs accept, for their errors
+ANY_LOG_DIR_PATH = "a partition dir, a log dir nor a dir holding log dirs"
+LOG_DIR_PATH = "a log dir nor a dir holding log dirs"
 
 META_PROPERTIES = "meta.properties"
 LOCK_FILE = ".lock"
@@ -75,6 +79,36 @@ def child_log_dirs(path: str | os.PathLike[str]) -> list[str]:
     """The log dirs directly inside ``path`` (one per broker in a copied cluster), by name."""
     _, dirs = _names(path)
     return [d.path for d in dirs if is_log_dir(d.path)]
+
+
+def not_a_kafka_dir(path: str | os.PathLike[str], expected: str = ANY_LOG_DIR_PATH
+                    ) -> UsageError:
+    """The error for a directory that is none of what a command takes: what is expected and
+    what is missing and found instead, so the operator sees which of Kafka's marks is absent."""
+    path = os.fspath(path)
+    if expected == LOG_DIR_PATH and is_partition_dir(path):
+        return UsageError(f"{path} is a partition dir, not a log dir: give its log dir "
+                          f"({os.path.dirname(os.path.abspath(path))})", path=path)
+    files, dirs = _names(path)
+    found = sorted(files) + [f"{d.name}/" for d in dirs]
+    shown = ", ".join(found[:3]) + (f" and {len(found) - 3} more" if len(found) > 3 else "")
+    return UsageError(f"{path} is neither {expected}: no {META_PROPERTIES} or offset checkpoint, "
+                      f"no {{topic}}-{{partition}} dirs with segments, no segment files "
+                      f"({f'found {shown}' if found else 'it is empty'})", path=path)
+
+
+def live_partition_name(path: str | os.PathLike[str]) -> PartitionDirName:
+    """The topic and partition of a dir holding a partition's files, which Kafka reads only
+    under its live name ``{topic}-{partition}`` (``LocalLog.parseTopicPartitionName``)."""
+    path = os.fspath(path)
+    name = parse_partition_dir_name(os.path.basename(os.path.abspath(path)))
+    if name is None:
+        raise UsageError(f"{path} holds a partition's files but is not named as a partition dir "
+                         f"({{topic}}-{{partition}})", path=path)
+    if name.marker is not None:
+        raise UsageError(f"{path} is not a live partition dir: marked {name.marker} "
+                         f"({{topic}}-{{partition}}.{{uuid}}-{name.marker})", path=path)
+    return name
 
 
 def partition_dirs(log_dir: str | os.PathLike[str]

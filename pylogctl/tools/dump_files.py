@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Union
 
 from ..errors import PylogctlError, UsageError
-from ..storage.log_dir import partition_dir_files
+from ..storage.files import require_path
+from ..storage.log_dir import not_a_kafka_dir, partition_dir_files
 from ..storage.naming import (CHECKPOINT_SUFFIX, INDEX_SUFFIX, LOG_SUFFIX,
                               PRODUCER_SNAPSHOT_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX,
                               suffix_of)
@@ -46,12 +47,11 @@ AnyDump = Union["LogDump", "IndexDump", "StateDump", "MetadataDump", UnknownFile
 
 
 def _resolve(path: str) -> PathArgument:
-    """What a path argument names. Anything but a directory is a file (a missing or unreadable
-    one is reported by its dump, exit 3); a directory that is none of Kafka's is a usage error."""
-    arg = resolve_path(path)
+    """What a path argument names. A missing or unreadable path is said first (exit 3);
+    anything but a directory is a file; a directory that is none of Kafka's is a usage error."""
+    arg = resolve_path(require_path(path))
     if arg.kind is PathKind.OTHER_DIR:
-        raise UsageError(f"{path} is a directory, but neither a partition dir, a log dir nor a "
-                         f"dir of log dirs", path=path)
+        raise not_a_kafka_dir(path)
     return arg
 
 

@@ -23,6 +23,8 @@ from typing import Callable, Generic, Iterator, TypeVar
 
 from ..errors import UsageError
 from ..storage.lock import LogDirLock, ensure_unlocked
+from ..storage.files import require_path
+from ..storage.log_dir import live_partition_name, not_a_kafka_dir
 from ..storage.log_manager import LogDir, PartitionEntry
 from ..storage.partition_paths import PathKind, resolve_path, select_partitions
 
@@ -45,13 +47,14 @@ def resolve_targets(paths: list[str], command: str) -> list[Target]:
     """Log dirs and the partitions wanted in each, in argument order, merged."""
     arguments = []
     for path in paths:
-        arg = resolve_path(path)
-        if arg.kind in (PathKind.FILE, PathKind.MISSING):
+        arg = resolve_path(require_path(path))
+        if arg.kind is PathKind.FILE:
             raise UsageError(f"{path} is not a directory: {command} takes partition dirs, log "
                              f"dirs or a dir holding log dirs", path=path)
         if arg.kind is PathKind.OTHER_DIR:
-            raise UsageError(f"{path} is a directory, but neither a partition dir, a log dir "
-                             f"nor a dir of log dirs", path=path)
+            raise not_a_kafka_dir(path)
+        if arg.kind is PathKind.PARTITION_DIR:
+            live_partition_name(path)  # its log dir lists it only under its live name
         arguments.append(arg)
     return [Target(s.log_dir, None if s.partitions is None else tuple(sorted(s.partitions)))
             for s in select_partitions(arguments)]

@@ -15,9 +15,10 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Optional
 
-from ..errors import FileUnreadableError, UsageError
+from ..errors import UsageError
 from ..groups.java_hash_map import hash_map_order
 from ..groups.partitioner import java_string_hash
+from ..storage.files import require_path
 from ..storage.kraft_configs import kraft_configs_of
 from ..storage.metadata_image import (METADATA_VERSION_FEATURE, METADATA_VERSIONS,
                                       MetadataImage)
@@ -49,14 +50,12 @@ class MetadataSource:
 def resolve_source(source: str | os.PathLike[str]) -> tuple[str, Optional[str], bool]:
     """``(path to read, its log dir or None, whether it is one file)``; one-line errors for
     what holds no metadata log."""
-    path = os.path.abspath(os.fspath(source))
+    path = os.path.abspath(require_path(source))
     if os.path.isfile(path):
         if not path.endswith((".checkpoint", ".log")):
             raise UsageError(f"{source}: not a KRaft snapshot (.checkpoint) or a log segment "
                              f"(.log)")
         return path, None, True
-    if not os.path.isdir(path):
-        raise FileUnreadableError(f"{source}: no such file or directory", path=path)
     if os.path.basename(path) == METADATA_PARTITION_DIR or any(metadata_files(path)):
         parent = os.path.dirname(path)
         is_log_dir = os.path.basename(path) == METADATA_PARTITION_DIR and \

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
 from ..errors import UsageError
+from ..storage.files import require_path
 from ..storage.loader.plan import plain_data
 from ..storage.lock import LogDirLock, ensure_unlocked
 from ..storage.log_manager import LogDir
@@ -111,8 +112,8 @@ def move(r: MoveRequest) -> tuple[list[MoveSection], Callable[..., Iterator[Move
     """The sections planned, and a generator that yields them (carried out when executing;
     ``progress(n)`` is told of each ``n`` bytes copied)."""
     for d in (r.source, r.target):
-        if not os.path.isdir(d):
-            raise UsageError(f"No such log dir: {d}", path=d)
+        if not os.path.isdir(require_path(d)):
+            raise UsageError(f"{d} is a file, not a log dir", path=d)
     if not r.execute:
         ensure_unlocked(r.source)
         ensure_unlocked(r.target)

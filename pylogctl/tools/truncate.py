@@ -21,10 +21,11 @@ from typing import Any, Iterator
 
 from ..errors import UsageError
 from ..groups.stranded_commits import StrandedCommit, stranded_commits
+from ..storage.files import require_path
 from ..storage.loader.plan import plain_data, step_to_dict
 from ..storage.lock import LogDirLock, ensure_unlocked
 from ..storage.log_config import LogConfig
-from ..storage.log_dir import is_partition_dir
+from ..storage.log_dir import is_partition_dir, live_partition_name
 from ..storage.log_manager import LogDir, PartitionEntry, TruncationOutcome, TruncationPlan
 from ..storage.truncation_plan import Mode
 
@@ -88,11 +89,12 @@ class TruncationSection:
 
 def truncate(request: TruncateRequest) -> TruncationSection:
     """Plan, and with ``request.execute`` carry out, one truncation."""
-    part = os.path.abspath(request.partition_dir)
+    part = os.path.abspath(require_path(request.partition_dir))
     if not os.path.isdir(part) or not is_partition_dir(part):
         raise UsageError(f"{request.partition_dir} is not a partition dir (truncate takes one "
                          f"partition: {{log dir}}/{{topic}}-{{partition}})",
                          path=request.partition_dir)
+    live_partition_name(part)
     if request.offset < 0:
         raise UsageError(f"Cannot truncate to a negative offset ({request.offset})", path=part)
     log_dir_path = os.path.dirname(part)

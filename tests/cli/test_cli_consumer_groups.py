@@ -210,9 +210,9 @@ def test_option_errors(cli, xpx, args, message):
     assert r.code == 2 and message in r.err and r.out == ""
 
 
-def test_missing_log_dir_is_a_usage_error(cli, tmp_path):
+def test_missing_log_dir_is_unreadable(cli, tmp_path):
     r = cli("consumer-groups", tmp_path / "nope", "--list")
-    assert r.code == 2 and "No such log dir" in r.err
+    assert r.code == 3 and "No such file or directory" in r.err
     assert cli("consumer-groups", "--list").code == 2
 
 

@@ -120,7 +120,7 @@ def test_a_directory_that_is_nothing_is_a_usage_error(cli, tmp_path: Path):
     (tmp_path / "empty").mkdir()
     r = cli("dump-segment", tmp_path / "empty")
     assert r.code == 2 and r.out == ""
-    assert f"{tmp_path / 'empty'} is a directory, but neither" in r.err
+    assert f"{tmp_path / 'empty'} is neither a partition dir, a log dir nor" in r.err
 
 
 def test_files_and_dirs_mixed_in_argument_order(cli, sample: Path):

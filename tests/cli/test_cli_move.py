@@ -39,8 +39,8 @@ def test_errors_are_one_line_with_their_exit_codes(cli, dirs, tmp_path):
                    "No partition nope-3")
     one_line_error(cli("move", "--from", a, "--to", b, "--same-disk"), 2,
                    "name the partitions")
-    one_line_error(cli("move", "test1-0", "--from", a, "--to", tmp_path / "missing"), 2,
-                   "No such log dir")
+    one_line_error(cli("move", "test1-0", "--from", a, "--to", tmp_path / "missing"), 3,
+                   "No such file or directory")
     other = tmp_path / "other"
     other.mkdir()
     (other / "meta.properties").write_text("version=1\nnode.id=2\ncluster.id=x\n")

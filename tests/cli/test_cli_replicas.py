@@ -107,7 +107,7 @@ def test_errors_are_one_line_with_documented_codes(cli, cluster, tmp_path):
     r = cli("replicas", cluster / "broker1", tmp_path / "twice")
     assert r.code == 2 and "broker 1 given twice" in r.err
     r = cli("replicas", tmp_path / "nope")
-    assert r.code == 2 and "No such log dir" in r.err
+    assert r.code == 3 and "No such file or directory" in r.err
 
 
 def test_a_mismatch_below_the_point_exits_1(cli, tmp_path):

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from groups_support import OffsetsLog, member
-from pylogctl.errors import UsageError
+from pylogctl.errors import FileUnreadableError, UsageError
 from pylogctl.groups.offsets_topic import OffsetsTopic
 from pylogctl.groups.replicas import LogDirs, expand_log_dirs
 
@@ -35,7 +35,7 @@ def test_a_dir_holding_log_dirs_stands_for_them(kraft3):
 
 
 def test_paths_that_are_not_log_dirs_are_refused(tmp_path):
-    with pytest.raises(UsageError, match="No such log dir"):
+    with pytest.raises(FileUnreadableError, match="No such file or directory"):
         expand_log_dirs([tmp_path / "nope"])
     with pytest.raises(UsageError, match="neither a log dir"):
         expand_log_dirs([tmp_path])

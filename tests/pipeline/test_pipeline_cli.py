@@ -79,7 +79,7 @@ def test_scan_takes_directories(cli, corpus, tmp_path):
     r = cli("scan", segment)
     assert r.code == 2 and "is a file" in r.err
     r = cli("scan", tmp_path / "absent")
-    assert r.code == 3 and "No such directory" in r.err
+    assert r.code == 3 and "No such file or directory" in r.err
     (tmp_path / "plain").mkdir()
     r = cli("stats", tmp_path / "plain")
     assert r.code == 2 and "neither a partition dir" in r.err

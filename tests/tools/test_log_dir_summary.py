@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from support import CORPUS
-from pylogctl.errors import UsageError
+from pylogctl.errors import FileUnreadableError, UsageError
 from pylogctl.format.builder import RecordBatchBuilder
 from pylogctl.storage.checkpoint import format_checkpoint
 from pylogctl.storage.file_records import FileRecords
@@ -114,11 +114,12 @@ def test_expand_paths_opens_partition_dirs_and_dirs_of_log_dirs(tmp_path: Path):
     part = root / "kafka-logs-1" / "orders-0"
     seg = part / log_filename(0)
     (tmp_path / "empty").mkdir()
-    missing = tmp_path / "missing.log"  # its dump reports it (exit 3)
-    with pytest.raises(UsageError, match="is a directory, but neither a partition dir"):
+    with pytest.raises(FileUnreadableError, match="No such file or directory"):
+        expand_paths([tmp_path / "missing.log"])  # before its name is parsed
+    with pytest.raises(UsageError, match="neither a partition dir"):
         expand_paths([tmp_path / "empty"])
-    assert expand_paths([seg, missing, part, root]) == [
-        str(seg), str(missing), *partition_dir_files(part), str(root / "kafka-logs-1"),
+    assert expand_paths([seg, part, root]) == [
+        str(seg), *partition_dir_files(part), str(root / "kafka-logs-1"),
         str(root / "kafka-logs-2")]
     assert isinstance(dump_file(root / "kafka-logs-1"), LogDirSummaryDump)
     with pytest.raises(UsageError):
