@@ -15,8 +15,8 @@ _pylogctl_spec() {
             vopts='--topic --config --config-file -o --output' ;;
         'compact')
             subs=''
-            opts='--partition --now-ms --config --config-file --execute --backup-dir -o --output -h --help'
-            vopts='--partition --now-ms --config --config-file --backup-dir -o --output' ;;
+            opts='--partition --now-ms --config --config-file --high-watermark --execute --backup-dir -o --output -h --help'
+            vopts='--partition --now-ms --config --config-file --high-watermark --backup-dir -o --output' ;;
         'consumer-groups')
             subs=''
             opts='--server-config --list --describe --group --all-groups --offsets --members --state --type --verbose --offsets-partitions --lag-from -o --output --delete --reset-offsets --delete-offsets --topic --all-topics --to-earliest --to-latest --to-current --to-offset --shift-by --to-datetime --by-duration --from-file --dry-run --execute --export --backup-dir -h --help'

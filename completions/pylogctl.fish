@@ -56,7 +56,7 @@ function __pylogctl_path --description 'The pylogctl subcommand typed so far'
                 set path 'pylogctl broker'
             case 'pylogctl config|--topic' 'pylogctl config|--config' 'pylogctl config|--config-file' 'pylogctl config|-o' 'pylogctl config|--output'
                 set skip 1
-            case 'pylogctl compact|--partition' 'pylogctl compact|--now-ms' 'pylogctl compact|--config' 'pylogctl compact|--config-file' 'pylogctl compact|--backup-dir' 'pylogctl compact|-o' 'pylogctl compact|--output'
+            case 'pylogctl compact|--partition' 'pylogctl compact|--now-ms' 'pylogctl compact|--config' 'pylogctl compact|--config-file' 'pylogctl compact|--high-watermark' 'pylogctl compact|--backup-dir' 'pylogctl compact|-o' 'pylogctl compact|--output'
                 set skip 1
             case 'pylogctl consumer-groups|--server-config' 'pylogctl consumer-groups|--group' 'pylogctl consumer-groups|--offsets-partitions' 'pylogctl consumer-groups|--lag-from' 'pylogctl consumer-groups|-o' 'pylogctl consumer-groups|--output' 'pylogctl consumer-groups|--topic' 'pylogctl consumer-groups|--to-offset' 'pylogctl consumer-groups|--shift-by' 'pylogctl consumer-groups|--to-datetime' 'pylogctl consumer-groups|--by-duration' 'pylogctl consumer-groups|--from-file' 'pylogctl consumer-groups|--backup-dir'
                 set skip 1
@@ -192,6 +192,7 @@ complete -c pylogctl -n '__pylogctl_at pylogctl compact' -l partition -r -f -d '
 complete -c pylogctl -n '__pylogctl_at pylogctl compact' -l now-ms -r -f -d 'The time the cleaner runs at, in ms since the epoch (delete horizons, compaction lags, producer expiry); default: now.'
 complete -c pylogctl -n '__pylogctl_at pylogctl compact' -l config -r -f -d 'A topic config (or a broker synonym such as log.retention.hours) that beats every other source; repeatable.'
 complete -c pylogctl -n '__pylogctl_at pylogctl compact' -l config-file -r -F -d 'A properties file: topic config names override the metadata log; broker-level names (a server.properties) are broker defaults.'
+complete -c pylogctl -n '__pylogctl_at pylogctl compact' -l high-watermark -r -f -d 'Where the cleanable range ends (below it, the last stable offset). checkpoint: the partition\'s replication-offset-checkpoint entry, as a broker loads it (none: the log start, so nothing is cleanable); log-end: the log end offset, when the checkpoint is missing and every record is known to be committed. Risk: uncommitted records (a follower\'s tail its leader never had) are then compacted as if committed, and a transaction still open at the log end bounds the range. [default: checkpoint]'
 complete -c pylogctl -n '__pylogctl_at pylogctl compact' -l execute -f -d 'Clean (without it: print the plan and change nothing).'
 complete -c pylogctl -n '__pylogctl_at pylogctl compact' -l backup-dir -r -f -a '(__fish_complete_directories (commandline -ct))' -d 'With --execute: keep a copy of every file changed or deleted under DIR, which mirrors the log dir (an existing copy is kept: it is older).'
 complete -c pylogctl -n '__pylogctl_at pylogctl compact' -s o -l output -r -f -a 'text table json ndjson yaml' -d 'text; json (one object per partition); ndjson (one cleaning round per line); yaml. table: the items as rows (a rich table on a terminal, plain columns when piped). [default: text]'

@@ -23,9 +23,10 @@ if TYPE_CHECKING:
 
 EXIT_CODES_HELP = (
     "Exit codes: 0 success; 1 data problem found (invalid bytes, CRC mismatch, corrupt "
-    "data); 2 usage error; 3 file unreadable; 4 log dir locked (a running broker holds its "
-    ".lock); 5 change refused by Kafka's rules (a consumer group that is not empty); "
-    "70 internal error (a bug: rerun with --debug); 130 interrupted; 141 output pipe closed."
+    "data); 2 usage error; 3 a path missing or unreadable (said first); 4 log dir locked "
+    "(a running broker holds its .lock); 5 change refused by Kafka's rules (a consumer group "
+    "that is not empty); 70 internal error (a bug: rerun with --debug); 130 interrupted; "
+    "141 output pipe closed."
 )
 
 URLS_HELP = (

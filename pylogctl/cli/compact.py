@@ -57,6 +57,14 @@ def compact(
                                          "expiry); default: now."),
     config: List[str] = _config,
     config_file: Optional[str] = _config_file,
+    high_watermark: str = typer.Option(
+        "checkpoint", "--high-watermark", metavar="checkpoint|log-end",
+        help="Where the cleanable range ends (below it, the last stable offset). checkpoint: "
+        "the partition's replication-offset-checkpoint entry, as a broker loads it (none: the "
+        "log start, so nothing is cleanable); log-end: the log end offset, when the checkpoint "
+        "is missing and every record is known to be committed. Risk: uncommitted records (a "
+        "follower's tail its leader never had) are then compacted as if committed, and a "
+        "transaction still open at the log end bounds the range."),
     execute: bool = execute_option("Clean"),
     backup_dir: Optional[str] = backup_dir_option(),
     output: OutputFormat = output_option("text; json (one object per partition); ndjson (one "
@@ -70,10 +78,13 @@ def compact(
         if not topic or not number.isdigit():
             raise UsageError(f"--partition takes TOPIC-PARTITION (e.g. __consumer_offsets-7), "
                              f"not {name!r}")
-    from ..tools.compact import CompactOptions, Compaction
+    from ..tools.compact import HIGH_WATERMARKS, CompactOptions, Compaction
 
+    if high_watermark not in HIGH_WATERMARKS:
+        raise UsageError(f"--high-watermark is {' or '.join(HIGH_WATERMARKS)}, not "
+                         f"{high_watermark!r}")
     options = CompactOptions(partitions=tuple(partition), now_ms=now_ms, execute=execute,
-                             backup_dir=backup_dir,
+                             backup_dir=backup_dir, high_watermark=high_watermark,
                              config=make_config_options(config, config_file))
     run = Compaction(list(paths), options)
     guarded_output(lambda: _run(run, output.value))
@@ -95,6 +106,12 @@ def _run(run: Compaction, output: str) -> int:
     saved = before - sum(s.bytes_after for s in cleaning)
     counts = (f"{len(cleaning)} of {len(done)} partition{'' if len(done) == 1 else 's'}, "
               f"{before} bytes read, {saved} bytes saved")
+    blind = sum(s.no_high_watermark for s in done)
+    if blind:
+        err(f"pylogctl: {blind} partition{' has' if blind == 1 else 's have'} no high watermark "
+            f"in replication-offset-checkpoint: nothing above the log start is cleanable; "
+            f"--high-watermark log-end cleans up to the log end if the data is known to be "
+            f"committed")
     if not done:
         err("pylogctl: no partitions found")
     elif run.options.execute:

@@ -41,7 +41,7 @@ from ..storage.loader.plan import (DeleteSnapshot, RebuildProducerState, WriteLe
 from ..storage.lock import LogDirLock
 from ..storage.log import Log
 from ..storage.log_config import LogConfig
-from ..storage.checkpoint import CLEANER_OFFSET_CHECKPOINT
+from ..storage.checkpoint import CLEANER_OFFSET_CHECKPOINT, HIGH_WATERMARK_CHECKPOINT
 from ..storage.log_manager import LogDir, PartitionEntry
 from ..storage.cleaner.log_to_clean import LogToClean, log_to_clean
 from .config import ConfigOptions, TopicConfigs
@@ -58,6 +58,11 @@ class CompactOptions:
     backup_dir: str | None = None
     cleaner: CleanerConfig = CleanerConfig()
     config: ConfigOptions = ConfigOptions()
+    high_watermark: str = "checkpoint"  # HIGH_WATERMARKS
+
+
+# --high-watermark: where the cleanable range ends (with the last stable offset below it)
+HIGH_WATERMARKS = ("checkpoint", "log-end")
 
 
 @dataclass
@@ -77,6 +82,7 @@ class PartitionCompaction:
     backups: tuple[str, ...] = ()
     notes: list[str] = field(default_factory=list)
     error: PylogctlError | None = None
+    no_high_watermark: bool = False  # nothing cleanable for want of a checkpointed HW
     kind: str = "compact"
     items_key: str = "rounds"
 
@@ -198,9 +204,11 @@ class Compaction(LogDirRun[PartitionCompaction]):
             section.notes.append(f"loading recovers the partition first ({len(changing)} "
                                  f"step{'' if len(changing) == 1 else 's'}: see `pylogctl "
                                  f"recover`); the plan reads the files as they are")
+        log_end = self.options.high_watermark == "log-end"
         log = CleanerLog.read_only(entry.path, section.config, list(load.segments),
                                    load.log_start_offset, load.log_end_offset,
-                                   load.high_watermark, self.now_ms)
+                                   load.log_end_offset if log_end else load.high_watermark,
+                                   self.now_ms)
         if not log.segments:  # no .log at all: the load creates an empty segment
             section.decision = CleaningDecision(False, "nothing to clean: the partition has no "
                                                 "segment file")
@@ -217,6 +225,14 @@ class Compaction(LogDirRun[PartitionCompaction]):
         finally:
             log.close()
         self._record(log_dir, entry, section, to_clean, rounds)
+        if log_end:
+            section.notes.append(f"high watermark taken as the log end {load.log_end_offset} "
+                                 f"(--high-watermark log-end); {HIGH_WATERMARK_CHECKPOINT} "
+                                 f"is left as it is")
+        elif not section.decision.clean:
+            note = _no_high_watermark(log_dir, entry, load.high_watermark, load.log_end_offset)
+            section.no_high_watermark = bool(note)
+            section.notes += note
         if rounds and rounds[-1].end_offset < rounds[-1].first_uncleanable_offset:
             section.notes.append(f"the offset map fills at offset {rounds[-1].end_offset}: "
                                  f"cleaning takes more than one round; the estimate covers the "
@@ -227,7 +243,8 @@ class Compaction(LogDirRun[PartitionCompaction]):
         checkpointed = log_dir.checkpointed(CLEANER_OFFSET_CHECKPOINT, entry)
 
         def run(log: Log, _checkpoint) -> tuple[LogToClean, list[CleaningResult]]:
-            clog = CleanerLog.for_log(log, self.now_ms)
+            clog = CleanerLog.for_log(log, self.now_ms, log.log_end_offset
+                                      if self.options.high_watermark == "log-end" else None)
             section.offsets = _offsets(clog)
             return clean_log(Cleaner(self.options.cleaner), clog, checkpointed, self.now_ms,
                              forced=section.forced)
@@ -251,6 +268,22 @@ class Compaction(LogDirRun[PartitionCompaction]):
         section.decision = decide(to_clean, section.config.min_cleanable_dirty_ratio,
                                   section.forced)
         section.checkpoint_update = checkpoint_after(log_dir, entry, to_clean, rounds)
+
+
+def _no_high_watermark(log_dir: LogDir, entry: PartitionEntry, high_watermark: int,
+                       log_end: int) -> list[str]:
+    """Why the cleanable range stops short: no high watermark is checkpointed, and offline no
+    follower's fetch raises it as a leader's would (``Partition.maybeIncrementLeaderHW``)."""
+    if entry.is_metadata_log or high_watermark >= log_end:
+        return []
+    if log_dir.checkpointed(HIGH_WATERMARK_CHECKPOINT, entry) is not None:
+        return []
+    missing = (f"{HIGH_WATERMARK_CHECKPOINT} is missing"
+               if log_dir.checkpoints[HIGH_WATERMARK_CHECKPOINT].entries is None
+               else f"{HIGH_WATERMARK_CHECKPOINT} has no entry for {entry}")
+    return [f"{missing}: the high watermark is {high_watermark}, so nothing above it is "
+            f"cleanable; if every record up to the log end {log_end} is known to be committed, "
+            f"rerun with --high-watermark log-end"]
 
 
 def _offsets(log: CleanerLog) -> dict[str, int]:

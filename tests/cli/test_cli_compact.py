@@ -123,3 +123,30 @@ def test_the_kraft_metadata_log_is_never_cleaned(cli, corpus, tmp_path):
     r = cli("compact", root, "--partition", "__cluster_metadata-0", "-o", "json")
     section, = json.loads(r.out)
     assert not section["clean"] and "KRaft" in section["reason"]
+
+
+def test_without_a_high_watermark_the_plan_says_why_and_log_end_cleans(cli, log_dir):
+    """No replication-offset-checkpoint: a broker loads the high watermark as the log start,
+    so nothing is cleanable offline; the plan says so and --high-watermark log-end cleans."""
+    (log_dir / "replication-offset-checkpoint").unlink()
+    r = cli("compact", log_dir, "--now-ms", NOW, *COMPACT)
+    assert r.code == 0, r.err
+    assert "high watermark 0, last stable offset 0" in r.lines[0]
+    assert r.lines[-2] == (
+        "  note: replication-offset-checkpoint is missing: the high watermark is 0, so nothing "
+        "above it is cleanable; if every record up to the log end 391 is known to be "
+        "committed, rerun with --high-watermark log-end")
+    assert ("pylogctl: 1 partition has no high watermark in replication-offset-checkpoint: "
+            "nothing above the log start is cleanable; --high-watermark log-end cleans up to "
+            "the log end if the data is known to be committed") in r.err.splitlines()
+    r = cli("compact", log_dir, "--now-ms", NOW, *COMPACT, "--high-watermark", "log-end",
+            "--execute", "-o", "json")
+    assert r.code == 0, r.err
+    section, = json.loads(r.out)
+    assert section["clean"] and section["executed"] and section["highWatermark"] == 391
+    assert cleaner_checkpoint(log_dir) == 391
+    assert data_records(log_dir / "t-0") == expected_after_first_clean(random_workload(40), 391)
+    assert not (log_dir / "replication-offset-checkpoint").exists()  # left as it was
+    r = cli("compact", log_dir, "--high-watermark", "leo")
+    assert r.code == 2 and r.err == ("pylogctl: --high-watermark is checkpoint or log-end, "
+                                     "not 'leo'\n")

@@ -136,9 +136,12 @@ class CleanerLog:
         producers.on_high_watermark_updated(high_watermark)
 
     @classmethod
-    def for_log(cls, log: Log, now_ms: int) -> "CleanerLog":
+    def for_log(cls, log: Log, now_ms: int, high_watermark: int | None = None) -> "CleanerLog":
+        """``high_watermark`` in place of the log's (which stays as it is): an operator's word
+        that offline data is committed where no checkpoint says so."""
+        hw = log.high_watermark if high_watermark is None else high_watermark
         return cls(log.dir, log.config, log.segments, log.log_start_offset, log.log_end_offset,
-                   log.high_watermark, _producers(log.dir, log.segments.base_offsets,
+                   hw, _producers(log.dir, log.segments.base_offsets,
                                                   log.log_start_offset, log.log_end_offset,
                                                   now_ms), log=log, backup=log.backup)
 
