@@ -15,7 +15,7 @@ _pylogctl_spec() {
             vopts='--topic --config --config-file -o --output' ;;
         'compact')
             subs=''
-            opts='--partition --now-ms --config --config-file --high-watermark --execute --backup-dir -o --output -h --help'
+            opts='--partition --now-ms --config --config-file --high-watermark --execute --backup-dir -v --verbose -o --output -h --help'
             vopts='--partition --now-ms --config --config-file --high-watermark --backup-dir -o --output' ;;
         'consumer-groups')
             subs=''
@@ -83,11 +83,11 @@ _pylogctl_spec() {
             vopts='--from --to --backup-dir -o --output' ;;
         'rebuild-index')
             subs=''
-            opts='--verify --execute --backup-dir --index-interval-bytes --config --config-file -o --output -h --help'
+            opts='--verify --execute --backup-dir --index-interval-bytes --config --config-file -v --verbose -o --output -h --help'
             vopts='--backup-dir --index-interval-bytes --config --config-file -o --output' ;;
         'recover')
             subs=''
-            opts='--execute --backup-dir --check --mark-clean --threads --config --config-file -o --output -h --help'
+            opts='--execute --backup-dir --check --mark-clean --threads --config --config-file -v --verbose -o --output -h --help'
             vopts='--backup-dir --threads --config --config-file -o --output' ;;
         'replicas')
             subs=''
@@ -95,7 +95,7 @@ _pylogctl_spec() {
             vopts='--topic --partition --elect --backup-dir -o --output' ;;
         'retention')
             subs=''
-            opts='--topic --partition --config --config-file --now-ms --execute --backup-dir -o --output -h --help'
+            opts='--topic --partition --config --config-file --now-ms --execute --backup-dir -v --verbose -o --output -h --help'
             vopts='--topic --partition --config --config-file --now-ms --backup-dir -o --output' ;;
         'sample')
             subs=''

@@ -195,6 +195,7 @@ complete -c pylogctl -n '__pylogctl_at pylogctl compact' -l config-file -r -F -d
 complete -c pylogctl -n '__pylogctl_at pylogctl compact' -l high-watermark -r -f -d 'Where the cleanable range ends (below it, the last stable offset). checkpoint: the partition\'s replication-offset-checkpoint entry, as a broker loads it (none: the log start, so nothing is cleanable); log-end: the log end offset, when the checkpoint is missing and every record is known to be committed. Risk: uncommitted records (a follower\'s tail its leader never had) are then compacted as if committed, and a transaction still open at the log end bounds the range. [default: checkpoint]'
 complete -c pylogctl -n '__pylogctl_at pylogctl compact' -l execute -f -d 'Clean (without it: print the plan and change nothing).'
 complete -c pylogctl -n '__pylogctl_at pylogctl compact' -l backup-dir -r -f -a '(__fish_complete_directories (commandline -ct))' -d 'With --execute: keep a copy of every file changed or deleted under DIR, which mirrors the log dir (an existing copy is kept: it is older).'
+complete -c pylogctl -n '__pylogctl_at pylogctl compact' -s v -l verbose -f -d 'text and table: list every partition, those with nothing to do too (json, ndjson and yaml always do).'
 complete -c pylogctl -n '__pylogctl_at pylogctl compact' -s o -l output -r -f -a 'text table json ndjson yaml' -d 'text; json (one object per partition); ndjson (one cleaning round per line); yaml. table: the items as rows (a rich table on a terminal, plain columns when piped). [default: text]'
 complete -c pylogctl -n '__pylogctl_at pylogctl compact' -s h -l help -f -d 'Show this message and exit.'
 complete -c pylogctl -n '__pylogctl_at pylogctl compact' -F
@@ -327,6 +328,7 @@ complete -c pylogctl -n '__pylogctl_at pylogctl rebuild-index' -l backup-dir -r 
 complete -c pylogctl -n '__pylogctl_at pylogctl rebuild-index' -l index-interval-bytes -r -f -d 'Bytes between index entries (default: each topic\'s index.interval.bytes, as `pylogctl config` shows it: the KRaft metadata log, --config, --config-file, else 4096).'
 complete -c pylogctl -n '__pylogctl_at pylogctl rebuild-index' -l config -r -f -d 'A topic config (or a broker synonym such as log.retention.hours) that beats every other source; repeatable.'
 complete -c pylogctl -n '__pylogctl_at pylogctl rebuild-index' -l config-file -r -F -d 'A properties file: topic config names override the metadata log; broker-level names (a server.properties) are broker defaults.'
+complete -c pylogctl -n '__pylogctl_at pylogctl rebuild-index' -s v -l verbose -f -d 'text and table: list every segment, those with nothing to do too (json, ndjson and yaml always do).'
 complete -c pylogctl -n '__pylogctl_at pylogctl rebuild-index' -s o -l output -r -f -a 'text table json ndjson yaml' -d 'text; json (one object per segment); ndjson (one index per line); yaml. table: the items as rows (a rich table on a terminal, plain columns when piped). [default: text]'
 complete -c pylogctl -n '__pylogctl_at pylogctl rebuild-index' -s h -l help -f -d 'Show this message and exit.'
 complete -c pylogctl -n '__pylogctl_at pylogctl rebuild-index' -F
@@ -337,6 +339,7 @@ complete -c pylogctl -n '__pylogctl_at pylogctl recover' -l mark-clean -f -d 'Af
 complete -c pylogctl -n '__pylogctl_at pylogctl recover' -l threads -r -f -d 'Partitions recovered at once per log dir (Kafka\'s num.recovery.threads.per.data.dir)'
 complete -c pylogctl -n '__pylogctl_at pylogctl recover' -l config -r -f -d 'A topic config (or a broker synonym such as log.retention.hours) that beats every other source; repeatable.'
 complete -c pylogctl -n '__pylogctl_at pylogctl recover' -l config-file -r -F -d 'A properties file: topic config names override the metadata log; broker-level names (a server.properties) are broker defaults.'
+complete -c pylogctl -n '__pylogctl_at pylogctl recover' -s v -l verbose -f -d 'text and table: list every partition, those with nothing to do too (json, ndjson and yaml always do).'
 complete -c pylogctl -n '__pylogctl_at pylogctl recover' -s o -l output -r -f -a 'text table json ndjson yaml' -d 'text; json (one object per partition); ndjson (one step per line); yaml. table: the items as rows (a rich table on a terminal, plain columns when piped). [default: text]'
 complete -c pylogctl -n '__pylogctl_at pylogctl recover' -s h -l help -f -d 'Show this message and exit.'
 complete -c pylogctl -n '__pylogctl_at pylogctl recover' -F
@@ -356,6 +359,7 @@ complete -c pylogctl -n '__pylogctl_at pylogctl retention' -l config-file -r -F 
 complete -c pylogctl -n '__pylogctl_at pylogctl retention' -l now-ms -r -f -d 'Judge ages against this time (ms since the epoch) instead of the clock.'
 complete -c pylogctl -n '__pylogctl_at pylogctl retention' -l execute -f -d 'Delete the segments (without it: print the plan and change nothing).'
 complete -c pylogctl -n '__pylogctl_at pylogctl retention' -l backup-dir -r -f -a '(__fish_complete_directories (commandline -ct))' -d 'With --execute: keep a copy of every file changed or deleted under DIR, which mirrors the log dir (an existing copy is kept: it is older).'
+complete -c pylogctl -n '__pylogctl_at pylogctl retention' -s v -l verbose -f -d 'text and table: list every partition, those with nothing to do too (json, ndjson and yaml always do).'
 complete -c pylogctl -n '__pylogctl_at pylogctl retention' -s o -l output -r -f -a 'text table json ndjson yaml' -d 'text; json (one object per partition); ndjson (one deleted segment per line); yaml. table: the items as rows (a rich table on a terminal, plain columns when piped). [default: text]'
 complete -c pylogctl -n '__pylogctl_at pylogctl retention' -s h -l help -f -d 'Show this message and exit.'
 complete -c pylogctl -n '__pylogctl_at pylogctl retention' -F

@@ -14,7 +14,7 @@ from ..errors import UsageError
 from .app import EXIT_CODES_HELP, app
 from .config import config_options, make_config_options
 from .output import (OutputFormat, backup_dir_option, err, execute_option, existing_paths,
-                     guarded_output, output_option, write_sections)
+                     guarded_output, output_option, verbose_option, write_sections)
 
 if TYPE_CHECKING:  # the storage engine loads when the command runs (start-up time)
     from ..tools.compact import Compaction
@@ -67,6 +67,7 @@ def compact(
         "transaction still open at the log end bounds the range."),
     execute: bool = execute_option("Clean"),
     backup_dir: Optional[str] = backup_dir_option(),
+    verbose: bool = verbose_option("partition"),
     output: OutputFormat = output_option("text; json (one object per partition); ndjson (one "
                                          "cleaning round per line); yaml."),
 ) -> None:
@@ -87,14 +88,15 @@ def compact(
                              backup_dir=backup_dir, high_watermark=high_watermark,
                              config=make_config_options(config, config_file))
     run = Compaction(list(paths), options)
-    guarded_output(lambda: _run(run, output.value))
+    guarded_output(lambda: _run(run, output.value, verbose))
 
 
-def _run(run: Compaction, output: str) -> int:
+def _run(run: Compaction, output: str, verbose: bool) -> int:
     from ..tools.compact import exit_code
 
     label = "compacting partitions" if run.options.execute else "planning partitions"
-    done = write_sections(output, run.partitions, label, run.count(), in_bytes=False)
+    done = write_sections(output, run.partitions, label, run.count(), in_bytes=False,
+                          idle=None if verbose else (lambda s: s.nothing_to_do))
     for note in run.notes:
         err(f"pylogctl: {note}")
     for s in done:

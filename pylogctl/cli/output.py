@@ -148,11 +148,27 @@ class _HeldForTerminal(io.StringIO):
         return True
 
 
+def verbose_option(what: str) -> Any:
+    """``-v/--verbose`` for the plans that list only what has something to do."""
+    return typer.Option(False, "--verbose", "-v", help=f"text and table: list every {what}, "
+                        f"those with nothing to do too (json, ndjson and yaml always do).")
+
+
+# formats for a person to read: a plan there lists only what has something to do
+_READ_FORMATS = ("text", "table")
+
+
 def write_sections(output: str, make_sections: Callable[[Optional[Callable[[int], None]]],
                                                         Iterable[S]],
-                   label: str, total: int, *, in_bytes: bool = True) -> list[S]:
+                   label: str, total: int, *, in_bytes: bool = True,
+                   idle: Optional[Callable[[S], bool]] = None, what: str = "partition"
+                   ) -> list[S]:
     """Stream the sections ``make_sections(advance)`` yields to stdout in the ``output``
     format, with a progress bar on stderr when it is a terminal; returns the sections.
+
+    With ``idle``, text and table leave out the sections it says have nothing to do and end
+    with one line counting them (on stderr for a table, whose rows stay rows): a plan over
+    thousands of partitions shows the few that matter. The other formats keep every section.
 
     When stdout is a terminal too, the bar and the results would overwrite each other, so the
     results are held back and follow the bar.
@@ -160,12 +176,19 @@ def write_sections(output: str, make_sections: Callable[[Optional[Callable[[int]
     from ..formatters import get_formatter
 
     done: list[S] = []
+    hidden = 0
     advance, stop = progress_bar(label, total, in_bytes=in_bytes)
     out: Any = _HeldForTerminal() if stop is not None and sys.stdout.isatty() else sys.stdout
+    if output not in _READ_FORMATS:
+        idle = None
 
     def sections() -> Iterator[S]:
+        nonlocal hidden
         for section in make_sections(advance):
             done.append(section)
+            if idle is not None and idle(section):
+                hidden += 1
+                continue
             yield section
 
     try:
@@ -173,6 +196,10 @@ def write_sections(output: str, make_sections: Callable[[Optional[Callable[[int]
     finally:
         if stop is not None:
             stop()
+    if hidden:
+        line = (f"{hidden:,} of {len(done):,} {what}{'' if len(done) == 1 else 's'}: nothing "
+                f"to do (-v lists them)\n")
+        (sys.stderr if output == "table" else out).write(line)
     if out is not sys.stdout:
         sys.stdout.write(out.getvalue())
     sys.stdout.flush()

@@ -15,7 +15,7 @@ from ..errors import ExitCode, UsageError
 from .app import EXIT_CODES_HELP, app
 from .config import config_options, make_config_options
 from .output import (OutputFormat, backup_dir_option, err, execute_option, existing_paths,
-                     guarded_output, output_option, write_sections)
+                     guarded_output, output_option, verbose_option, write_sections)
 
 if TYPE_CHECKING:  # the storage engine loads when the command runs (start-up time)
     from ..tools.rebuild_index import IndexRebuild, SegmentRebuild
@@ -58,6 +58,7 @@ def rebuild_index(
         f"{DEFAULT_INTERVAL})."),
     config: Optional[List[str]] = _config,
     config_file: Optional[str] = _config_file,
+    verbose: bool = verbose_option("segment"),
     output: OutputFormat = output_option("text; json (one object per segment); ndjson (one "
                                          "index per line); yaml."),
 ) -> None:
@@ -72,12 +73,14 @@ def rebuild_index(
                              backup_dir=backup_dir,
                              config=make_config_options(config, config_file))
     run = IndexRebuild(list(paths), options)
-    guarded_output(lambda: _run(run, output.value, verify))
+    guarded_output(lambda: _run(run, output.value, verify, verbose))
 
 
-def _run(run: IndexRebuild, output: str, verify: bool) -> int:
+def _run(run: IndexRebuild, output: str, verify: bool, verbose: bool) -> int:
     with run:
-        done = write_sections(output, run.segments, "rebuilding indexes", run.total_bytes)
+        done = write_sections(output, run.segments, "rebuilding indexes", run.total_bytes,
+                              idle=None if verbose else (lambda s: s.nothing_to_do),
+                              what="segment")
     return _summary(done, verify, run.options.execute)
 
 

@@ -15,7 +15,7 @@ from ..errors import ExitCode
 from .app import EXIT_CODES_HELP, app
 from .config import config_options, make_config_options
 from .output import (OutputFormat, backup_dir_option, err, execute_option, existing_paths,
-                     guarded_output, output_option, write_sections)
+                     guarded_output, output_option, verbose_option, write_sections)
 
 if TYPE_CHECKING:  # the storage engine loads when the command runs (start-up time)
     from ..tools.recover import PartitionRecovery, Recovery
@@ -73,6 +73,7 @@ def recover(
                                           "[default: the CPU count]", show_default=False),
     config: Optional[List[str]] = _config,
     config_file: Optional[str] = _config_file,
+    verbose: bool = verbose_option("partition"),
     output: OutputFormat = output_option("text; json (one object per partition); ndjson (one "
                                          "step per line); yaml."),
 ) -> None:
@@ -85,15 +86,16 @@ def recover(
                                                mark_clean=mark_clean,
                                                threads=threads or os.cpu_count() or 1,
                                                config=make_config_options(config, config_file)))
-    guarded_output(lambda: _run(run, output.value, check))
+    guarded_output(lambda: _run(run, output.value, check, verbose))
 
 
-def _run(run: Recovery, output: str, check: bool) -> int:
+def _run(run: Recovery, output: str, check: bool, verbose: bool) -> int:
     from ..tools.recover import exit_code
 
     label = "recovering partitions" if run.options.execute else "planning partitions"
-    done: list[PartitionRecovery] = write_sections(output, run.partitions, label, run.count(),
-                                                   in_bytes=False)
+    done: list[PartitionRecovery] = write_sections(
+        output, run.partitions, label, run.count(), in_bytes=False,
+        idle=None if verbose else (lambda s: s.nothing_to_do))
     for note in run.notes:
         err(f"pylogctl: {note}")
     for s in done:

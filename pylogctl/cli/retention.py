@@ -13,7 +13,7 @@ import typer
 from .app import EXIT_CODES_HELP, app
 from .config import config_options, make_config_options, topic_option
 from .output import (OutputFormat, backup_dir_option, err, execute_option, existing_paths,
-                     guarded_output, output_option, warn_stranded, write_sections)
+                     guarded_output, output_option, verbose_option, warn_stranded, write_sections)
 
 if TYPE_CHECKING:
     from ..tools.retention import RetentionRun
@@ -55,6 +55,7 @@ def retention(
                                          "epoch) instead of the clock."),
     execute: bool = execute_option("Delete the segments"),
     backup_dir: Optional[str] = backup_dir_option(),
+    verbose: bool = verbose_option("partition"),
     output: OutputFormat = output_option("text; json (one object per partition); ndjson (one "
                                          "deleted segment per line); yaml."),
 ) -> None:
@@ -67,14 +68,15 @@ def retention(
                                topics=tuple(topic), partitions=tuple(partition),
                                config=make_config_options(config, config_file))
     run = RetentionRun(list(paths), options)
-    guarded_output(lambda: _run(run, output.value))
+    guarded_output(lambda: _run(run, output.value, verbose))
 
 
-def _run(run: RetentionRun, output: str) -> int:
+def _run(run: RetentionRun, output: str, verbose: bool) -> int:
     from ..tools.retention import exit_code, stranded
 
     label = "deleting old segments" if run.options.execute else "planning retention"
-    done = write_sections(output, run.partitions, label, run.count(), in_bytes=False)
+    done = write_sections(output, run.partitions, label, run.count(), in_bytes=False,
+                          idle=None if verbose else (lambda s: s.nothing_to_do))
     for note in dict.fromkeys(run.notes):
         err(f"pylogctl: {note}")
     for s in done:

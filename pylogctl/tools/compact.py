@@ -87,6 +87,14 @@ class PartitionCompaction:
     items_key: str = "rounds"
 
     @property
+    def nothing_to_do(self) -> bool:
+        """Nothing to clean or checkpoint, no error, nothing noted but a missing high watermark
+        (counted once for the run): what a long plan leaves out."""
+        return (self.error is None and not (self.decision and self.decision.clean)
+                and self.checkpoint_update is None
+                and len(self.notes) <= int(self.no_high_watermark))
+
+    @property
     def header(self) -> dict[str, Any]:
         return {"partition": str(self.entry), "partitionDir": self.entry.path,
                 "logDir": self.log_dir}

@@ -124,6 +124,13 @@ class SegmentRebuild:
         return (r.to_dict() for r in self.indexes)
 
     @property
+    def nothing_to_do(self) -> bool:
+        """Every index kept, no error, no invalid bytes, nothing noted: what a long plan
+        leaves out."""
+        return (self.error is None and not self.invalid_bytes and not self.notes
+                and all(r.action == "keep" for r in self.indexes))
+
+    @property
     def invalid_bytes(self) -> int:
         return 0 if self.valid_bytes is None else self.size - self.valid_bytes
 

@@ -80,6 +80,12 @@ class PartitionRecovery:
         return self.plan is not None and (not self.plan.is_empty or bool(self.checkpoint_updates))
 
     @property
+    def nothing_to_do(self) -> bool:
+        """No change, no error, nothing noted: what a long plan leaves out."""
+        return (self.error is None and not self.changes and not (self.plan and self.plan.notes)
+                and not (self.result and self.result.notes))
+
+    @property
     def needs_recovery(self) -> bool:
         """What ``--check`` asks: changes beyond the metadata log's routine ones (Kafka's raft
         layer loads it as after an unclean shutdown at every start, so a healthy one gets its

@@ -64,6 +64,15 @@ class RetentionSection:
         return self.plan is not None and self.plan.retention.changed
 
     @property
+    def nothing_to_do(self) -> bool:
+        """No deletion, no error, nothing noted: what a long plan leaves out."""
+        if self.error is not None or self.changes or self.mismatches:
+            return False
+        return not (self.plan and (self.plan.load.notes or self.plan.retention.notes
+                                   or self.plan.checkpoint_updates)) \
+            and not (self.outcome and self.outcome.notes)
+
+    @property
     def mismatches(self) -> list[str]:
         """Fields where the deletion did not do what was planned (a bug if any)."""
         if self.outcome is None or self.plan is None:

@@ -57,7 +57,7 @@ def test_execute_cleans_checkpoints_and_a_second_run_has_nothing_to_do(cli, log_
     assert r.err.splitlines()[-1].startswith("executed: compacted 1 of 1 partition")
     assert cli("rebuild-index", "--verify", log_dir).code == 0
     files = fingerprint(log_dir)
-    again = cli("compact", log_dir, "--now-ms", NOW, *COMPACT, "--execute")
+    again = cli("compact", log_dir, "--now-ms", NOW, *COMPACT, "--execute", "-v")
     assert again.code == 0 and again.lines[-1] == "  nothing to change"
     assert fingerprint(log_dir) == files
 
@@ -72,7 +72,7 @@ def test_ndjson_has_a_round_per_line_and_yaml_parses(cli, log_dir):
 
 
 def test_a_topic_not_compacted_is_skipped_unless_named(cli, log_dir):
-    r = cli("compact", log_dir, "--now-ms", NOW)
+    r = cli("compact", log_dir, "--now-ms", NOW, "-v")
     assert r.lines[1] == "  skip: not a compacted topic (cleanup.policy=delete)"
     assert r.err.splitlines()[-1].startswith("plan: would compact 0 of 1 partition")
     forced = cli("compact", log_dir, "--now-ms", NOW, "--partition", "t-0")
@@ -129,7 +129,7 @@ def test_without_a_high_watermark_the_plan_says_why_and_log_end_cleans(cli, log_
     """No replication-offset-checkpoint: a broker loads the high watermark as the log start,
     so nothing is cleanable offline; the plan says so and --high-watermark log-end cleans."""
     (log_dir / "replication-offset-checkpoint").unlink()
-    r = cli("compact", log_dir, "--now-ms", NOW, *COMPACT)
+    r = cli("compact", log_dir, "--now-ms", NOW, *COMPACT, "-v")
     assert r.code == 0, r.err
     assert "high watermark 0, last stable offset 0" in r.lines[0]
     assert r.lines[-2] == (

@@ -41,7 +41,7 @@ def test_plan_then_execute_then_nothing_left_to_do(cli, tmp_path):
     assert segment_bases(part) == [6] and kafka_python_offsets(part) == [6, 7, 8]
     assert checkpoint_entry(log_dir, "log-start-offset-checkpoint") is None  # the first base
     assert "executed: deleted 2 segments" in done.err
-    again = cli(*args)
+    again = cli(*args, "-v")
     assert again.code == 0 and "  nothing to delete" in again.out
     assert cli("recover", log_dir, "--check").code == 0
 
