@@ -208,7 +208,7 @@ complete -c pylogctl -n '__pylogctl_at pylogctl consumer-groups' -l offsets -f -
 complete -c pylogctl -n '__pylogctl_at pylogctl consumer-groups' -l members -f -d 'With --describe: the members.'
 complete -c pylogctl -n '__pylogctl_at pylogctl consumer-groups' -l state -f -d 'With --describe: the group\'s state. With --list: a STATE column; a comma-separated list of states after it (--state stable,empty) keeps only those groups.'
 complete -c pylogctl -n '__pylogctl_at pylogctl consumer-groups' -l type -f -d 'With --list: a TYPE column; a list of types after it (--type classic,consumer) keeps only those.'
-complete -c pylogctl -n '__pylogctl_at pylogctl consumer-groups' -l verbose -f -d 'With --describe: more columns (LEADER-EPOCH; members\' epochs and assignments; group epochs).'
+complete -c pylogctl -n '__pylogctl_at pylogctl consumer-groups' -l verbose -f -d 'With --describe: more columns (LEADER-EPOCH; members\' epochs and assignments; group epochs), and on stderr the replica read for each partition held by several log dirs (else one line counts them).'
 complete -c pylogctl -n '__pylogctl_at pylogctl consumer-groups' -l offsets-partitions -r -f -d 'The partition count of __consumer_offsets (default: the count the KRaft metadata image registers, else the highest partition in the log dirs plus one), which decides where a group is stored.'
 complete -c pylogctl -n '__pylogctl_at pylogctl consumer-groups' -l lag-from -r -f -d 'End offset for LOG-END-OFFSET and LAG: the high watermark (as Kafka\'s tool shows) or the log end offset. [default: hw]'
 complete -c pylogctl -n '__pylogctl_at pylogctl consumer-groups' -s o -l output -r -f -a 'text table json ndjson yaml' -d 'text: kafka-consumer-groups.sh\'s output; table, json, ndjson, yaml: the rows (table: a rich table on a terminal, plain columns when piped). [default: text]'
@@ -384,6 +384,7 @@ complete -c pylogctl -n '__pylogctl_at pylogctl scan' -l value-decoder -r -f -d 
 complete -c pylogctl -n '__pylogctl_at pylogctl scan' -l schemas-topic -r -f -d 'Where the schema decoders find the schemas: Schema Registry\'s kafkastore.topic. [default: _schemas]'
 complete -c pylogctl -n '__pylogctl_at pylogctl scan' -l split-bytes -r -f -d 'Read segments larger than N bytes in several parts, cut at offset-index positions. [default: 134217728]'
 complete -c pylogctl -n '__pylogctl_at pylogctl scan' -l all-replicas -f -d 'Read every replica of a partition, not one.'
+complete -c pylogctl -n '__pylogctl_at pylogctl scan' -s v -l verbose -f -d 'On stderr, the replica read for each partition held by several log dirs (else one line counts them).'
 complete -c pylogctl -n '__pylogctl_at pylogctl scan' -s o -l output -r -f -a 'text table json ndjson yaml' -d 'table (TOPIC PARTITION OFFSET TIMESTAMP KEY VALUE; a rich table on a terminal, plain columns when piped); text (those plain columns, always); json (an array of rows); ndjson (a row per line); yaml (a sequence of rows). [default: table]'
 complete -c pylogctl -n '__pylogctl_at pylogctl scan' -s h -l help -f -d 'Show this message and exit.'
 complete -c pylogctl -n '__pylogctl_at pylogctl scan' -F

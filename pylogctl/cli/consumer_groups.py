@@ -105,7 +105,8 @@ def consumer_groups(
                                "types after it (--type classic,consumer) keeps only those."),
     verbose: bool = typer.Option(False, "--verbose", help="With --describe: more columns "
                                  "(LEADER-EPOCH; members' epochs and assignments; group "
-                                 "epochs)."),
+                                 "epochs), and on stderr the replica read for each partition "
+                                 "held by several log dirs (else one line counts them)."),
     offsets_partitions: Optional[int] = typer.Option(
         None, "--offsets-partitions", min=1, metavar="N",
         help="The partition count of __consumer_offsets (default: the count the KRaft "
@@ -266,10 +267,10 @@ def replay_progress(groups: ConsumerGroups, group_ids: Optional[List[str]]) -> I
             stop()
 
 
-def print_provenance(groups, view: str) -> int:
-    """The notes on where the answers came from, on stderr; exit code 1 if reading met
-    invalid data."""
-    provenance = groups.provenance(view)
+def print_provenance(groups, view: str, verbose: bool = False) -> int:
+    """The notes on where the answers came from, on stderr (``verbose``: the replica read for
+    each partition, else one line for them all); exit code 1 if reading met invalid data."""
+    provenance = groups.provenance(view, verbose)
     sys.stdout.flush()
     for line in provenance.lines:
         err(f"pylogctl: {line}")
@@ -288,7 +289,7 @@ def _list(groups, rows: list[dict], include_type: bool, include_state: bool,
 def _describe(groups, reports: list, view: str, verbose: bool, output: str) -> int:
     from ..formatters.group_sections import describe_section
 
-    code = print_provenance(groups, view)
+    code = print_provenance(groups, view, verbose)
     if output != "text":  # Kafka's text prints them in place
         for r in reports:
             if r.error is not None:

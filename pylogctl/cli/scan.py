@@ -177,6 +177,9 @@ def scan(
     split_bytes: int = split_bytes_option(),
     all_replicas: bool = typer.Option(False, "--all-replicas",
                                       help="Read every replica of a partition, not one."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="On stderr, the replica read "
+                                 "for each partition held by several log dirs (else one line "
+                                 "counts them)."),
     output: OutputFormat = typer.Option(OutputFormat.table, "--output", "-o",
                                         help="table (TOPIC PARTITION OFFSET TIMESTAMP KEY "
                                         "VALUE; a rich table on a terminal, plain columns "
@@ -219,7 +222,7 @@ def scan(
     runner = make_engine(engine, list(paths), master, split_bytes,
                          "all" if all_replicas else "one", remote, conf)
     try:
-        guarded_output(lambda: _run(runner, f, count, target, output.value, decoders))
+        guarded_output(lambda: _run(runner, f, count, target, output.value, verbose, decoders))
     finally:
         close = getattr(runner, "close", None)
         if close is not None:
@@ -264,16 +267,16 @@ def engine_progress(runner: Any, label: str, size: Callable[[], int],
             stop()
 
 
-def _summary(runner: Any) -> None:
+def _summary(runner: Any, verbose: bool = False) -> None:
     plan = runner.last_plan
     if plan is None:
         return
-    for note in plan.notes:
+    for note in plan.notes + (plan.replica_choices if verbose else []):
         err(f"pylogctl: {note}")
     err(f"pylogctl: {plan.summary()} ({runner.name} engine)")
 
 
-def _run(runner: Any, f: Any, count: bool, target: Any, output: str,
+def _run(runner: Any, f: Any, count: bool, target: Any, output: str, verbose: bool,
          decoders: Optional[tuple[Any, Any]] = None) -> int:
     from ..formatters.scan_records import scan_json_section, scan_table_section
 
@@ -285,12 +288,12 @@ def _run(runner: Any, f: Any, count: bool, target: Any, output: str,
             n = runner.count(f)
         sys.stdout.write(f"{n}\n" if output in ("table", "text") else
                          f"count: {n}\n" if output == "yaml" else f'{{"count":{n}}}\n')
-        _summary(runner)
+        _summary(runner, verbose)
         return 0
     if target is not None:
         with engine_progress(runner, "exporting", size):
             n = runner.export(target, f)
-        _summary(runner)
+        _summary(runner, verbose)
         err(f"pylogctl: wrote {n} records to {target.directory} ({target.fmt})")
         return 0
     with engine_progress(runner, "scanning", size, streaming=True):
@@ -305,5 +308,5 @@ def _run(runner: Any, f: Any, count: bool, target: Any, output: str,
         section = (scan_table_section(rows) if output in ("table", "text")
                    else scan_json_section(rows))
         write_listing(output, section)
-    _summary(runner)
+    _summary(runner, verbose)
     return 0

@@ -74,10 +74,13 @@ class Replica:
         first = segments[0][0] if segments else 0
         return max(first, self.log_start_checkpoint or 0)
 
+    @property
+    def where(self) -> str:
+        return self.log_dir + ("" if self.broker_id is None else f" (broker {self.broker_id})")
+
     def describe(self) -> str:
-        broker = "" if self.broker_id is None else f" (broker {self.broker_id})"
         epoch = "-" if self.leader_epoch is None else self.leader_epoch
-        return f"{self.log_dir}{broker}: leader epoch {epoch}, log end {self.log_end.offset}"
+        return f"{self.where}: leader epoch {epoch}, log end {self.log_end.offset}"
 
 
 @dataclass(frozen=True)
@@ -97,7 +100,33 @@ class ReplicaChoice:
             return "highest leader epoch"
         if any(r.log_end.offset != self.chosen.log_end.offset for r in self.others):
             return "same leader epoch, highest log end offset"
-        return "identical epochs and log ends: the first log dir given"
+        return TIE
+
+    @property
+    def tie(self) -> bool:
+        return bool(self.others) and self.reason == TIE
+
+    def line(self) -> str:
+        """The choice, and the replicas passed over, on one line."""
+        return (f"{self.topic}-{self.partition}: read {self.chosen.describe()} ({self.reason}); "
+                f"not " + "; ".join(o.describe() for o in self.others))
+
+
+TIE = "identical epochs and log ends: the first log dir given"
+
+
+def choices_summary(choices: Sequence[ReplicaChoice]) -> str:
+    """One line for the partitions read from one of several replicas, however many: how many,
+    from which log dirs, how many ties (:meth:`ReplicaChoice.line` tells each)."""
+    by_dir: dict[str, int] = {}
+    for c in sorted(choices, key=lambda c: c.chosen.log_dir):
+        by_dir[c.chosen.where] = by_dir.get(c.chosen.where, 0) + 1
+    ties = sum(c.tie for c in choices)
+    n = len(choices)
+    return (f"{n} partition{'' if n == 1 else 's'} with replicas in several log dirs, each read "
+            f"from the replica with the highest leader epoch, then log end: "
+            + ", ".join(f"{d}: {k}" for d, k in by_dir.items())
+            + f"; {ties} tie{'' if ties == 1 else 's'} (the first log dir given)")
 
 
 def expand_log_dirs(paths: Iterable[str | os.PathLike[str]]) -> list[str]:
@@ -150,7 +179,8 @@ class LogDirs:
         """The replica to read (None when no log dir holds the partition)."""
         key = (topic, partition)
         if key not in self._choices:
-            self._choices[key] = _choose(topic, partition, self.replicas(topic, partition))
+            self._choices[key] = choose_replica(topic, partition,
+                                                 self.replicas(topic, partition))
         return self._choices[key]
 
     @property
@@ -196,7 +226,8 @@ class TopicIds:
         return self._names.get(topic_id)
 
 
-def _choose(topic: str, partition: int, replicas: list[Replica]) -> ReplicaChoice | None:
+def choose_replica(topic: str, partition: int, replicas: list[Replica]) -> ReplicaChoice | None:
+    """The copy to read: the highest leader epoch, then the highest log end, then the first."""
     if not replicas:
         return None
     if len(replicas) == 1:

@@ -51,7 +51,6 @@ from .scan_filter import ScanFilter
 
 DEFAULT_SPLIT_BYTES = 128 * 1024 * 1024
 REPLICA_MODES = ("one", "all")
-MAX_REPLICA_NOTES = 5
 MIRRORED_TOPICS = frozenset({"__consumer_offsets"})
 _HEADER_BYTES = RECORD_BATCH_OVERHEAD  # a v2 batch header; a v0/v1 message's is shorter
 
@@ -104,6 +103,8 @@ class ScanPlan:
     segments: int  # non-empty segments of the partitions found
     skipped: dict[str, int] = field(default_factory=dict)  # reason -> segments left unread
     notes: list[str] = field(default_factory=list)
+    # the replica read for each partition held by several log dirs (notes count them)
+    replica_choices: list[str] = field(default_factory=list)
 
     @property
     def segments_read(self) -> int:
@@ -143,7 +144,8 @@ def _partition_entries(paths: list[str]) -> tuple[list[tuple[str | None, Partiti
 
 
 def _choose_replicas(entries: list[tuple[str | None, PartitionEntry]], mode: str,
-                     notes: list[str]) -> list[tuple[str | None, PartitionEntry]]:
+                     notes: list[str], details: list[str]
+                     ) -> list[tuple[str | None, PartitionEntry]]:
     if mode not in REPLICA_MODES:
         raise UsageError(f"replicas is one of {', '.join(REPLICA_MODES)}, not {mode!r}")
     by_key: dict[tuple[str, int, str], list[tuple[str | None, PartitionEntry]]] = {}
@@ -153,28 +155,25 @@ def _choose_replicas(entries: list[tuple[str | None, PartitionEntry]], mode: str
     unique = [v[0] for v in by_key.values()]
     if mode == "all":
         return unique
-    from ..groups.replicas import Replica  # the replica facts consumer-groups uses
+    # the replica facts and the choice consumer-groups uses
+    from ..groups.replicas import Replica, choices_summary, choose_replica
 
     groups: dict[tuple[str, int], list[tuple[str | None, PartitionEntry]]] = {}
     for item in unique:
         groups.setdefault(item[1].key, []).append(item)
     chosen = []
-    picked: list[str] = []
+    choices = []
     for key, items in groups.items():
-        if len(items) == 1:
-            chosen.append(items[0])
-            continue
         replicas = [Replica(d or os.path.dirname(e.path), None, e, None, None) for d, e in items]
-        best = max(range(len(items)), key=lambda i: (
-            -1 if replicas[i].leader_epoch is None else replicas[i].leader_epoch,
-            replicas[i].log_end.offset, -i))
-        chosen.append(items[best])
-        picked.append(f"{key[0]}-{key[1]}: read the replica in {replicas[best].log_dir} of "
-                      f"{len(items)} (highest leader epoch, then log end offset)")
-    notes += picked[:MAX_REPLICA_NOTES]
-    if len(picked) > MAX_REPLICA_NOTES:
-        notes.append(f"... and {len(picked) - MAX_REPLICA_NOTES} more partitions read from one "
-                     f"of several replicas (--all-replicas reads every copy)")
+        choice = choose_replica(key[0], key[1], replicas)
+        assert choice is not None
+        chosen.append(items[replicas.index(choice.chosen)])
+        if choice.others:
+            choices.append(choice)
+    if choices:
+        notes.append(choices_summary(choices) + " (scan -v lists them; --all-replicas reads "
+                     "every copy)")
+        details += [c.line() for c in choices]
     return chosen
 
 
@@ -330,7 +329,8 @@ def plan_scan(paths: list[str] | str, scan_filter: ScanFilter = ScanFilter(), *,
     notes: list[str] = []
     paths = [_readable_path(os.fspath(p), replicas) for p in paths]
     entries, log_dirs = _partition_entries(paths)
-    entries = _choose_replicas(entries, replicas, notes)
+    details: list[str] = []
+    entries = _choose_replicas(entries, replicas, notes, details)
     entries.sort(key=lambda item: (item[1].topic, item[1].partition))
     skipped = {"topic": 0, "partition": 0, "offset": 0, "time": 0}
     splits: list[SegmentSplit] = []
@@ -374,7 +374,7 @@ def plan_scan(paths: list[str] | str, scan_filter: ScanFilter = ScanFilter(), *,
                 skipped["offset"] += 1
             remote = remote_mirror.url_of(path)
             splits += [replace(s, path=remote or s.path, file_size=size) for s in parts]
-    return ScanPlan(splits, sources, log_dirs, total, skipped, notes)
+    return ScanPlan(splits, sources, log_dirs, total, skipped, notes, details)
 
 
 def readable_path(path: str | os.PathLike[str]) -> str:

@@ -37,7 +37,7 @@ from ..groups.end_offsets import EndOffsets, LagFrom
 from ..groups.group_metadata import Group, GroupState, GroupType
 from ..groups.offset_commits import TopicPartition
 from ..groups.offsets_topic import GroupsLoad, OffsetsTopic
-from ..groups.replicas import LogDirs
+from ..groups.replicas import LogDirs, choices_summary
 from ..groups.stranded_commits import StrandedCommit, outside
 from ..storage.kraft_configs import KraftConfigs, find_metadata_dir, read_kraft_configs
 
@@ -119,7 +119,6 @@ def _size(n: int) -> str:
     return f"{scaled:.1f} {unit}"
 
 
-MAX_CHOICE_LINES = 10
 
 
 class ConsumerGroups:
@@ -147,9 +146,10 @@ class ConsumerGroups:
         """The __consumer_offsets bytes loading ``group_ids`` (None: every group) reads."""
         return self.topic.read_size(None if group_ids is None else set(group_ids))
 
-    def provenance(self, view: str) -> Provenance:
+    def provenance(self, view: str, verbose: bool = False) -> Provenance:
         """What the last list or describe read, and what the columns of ``view`` (``list``,
-        ``list-states`` or one of :data:`VIEWS`) mean."""
+        ``list-states`` or one of :data:`VIEWS`) mean; the replicas chosen among several in
+        one line, or with ``verbose`` one per partition."""
         load = self.load
         assert load is not None, "list or describe first"
         lines = []
@@ -180,13 +180,9 @@ class ConsumerGroups:
                          f"partition count ({load.partition_count}, {counted}) may be wrong; "
                          f"give every broker's log dir, or --offsets-partitions N")
         choices = self.log_dirs.choices
-        for c in choices[:MAX_CHOICE_LINES]:
-            lines.append(f"{c.topic}-{c.partition}: read {c.chosen.describe()} ({c.reason}); "
-                         f"not " + "; ".join(o.describe() for o in c.others))
-        if len(choices) > MAX_CHOICE_LINES:
-            lines.append(f"... and {len(choices) - MAX_CHOICE_LINES} more partitions with "
-                         f"replicas in several log dirs (highest leader epoch, then log end "
-                         f"offset, then the first log dir given)")
+        if choices:
+            lines += ([c.line() for c in choices] if verbose
+                      else [choices_summary(choices) + " (--verbose lists them)"])
         notes = [n for p in load.partitions for n in p.notes]
         replica_notes = [n for c in self.log_dirs.made
                          for r in (c.chosen, *c.others) for n in r.notes]

@@ -122,7 +122,8 @@ def test_replicas_of_several_brokers_are_read_once_unless_all_asked(corpus):
     every = plan_scan(str(path), replicas="all")
     assert len({(p.topic, p.partition) for p in one.partitions}) == len(one.partitions)
     assert len(every.partitions) > len(one.partitions)
-    assert any("read the replica in" in n for n in one.notes)
+    assert sum("partitions with replicas in several log dirs" in n for n in one.notes) == 1
+    assert len(one.replica_choices) == 11 and all(": read " in n for n in one.replica_choices)
     # the partition dirs of one broker may also be named directly
     broker = corpus / "kraft3-cluster" / "kafka1"
     part = next(p for p in sorted(broker.iterdir()) if p.name == "test1-0")
