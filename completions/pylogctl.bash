@@ -27,7 +27,7 @@ _pylogctl_spec() {
             vopts='--offset-json-file --topic --partition --offset --config --config-file --backup-dir -o --output' ;;
         'dump-segment')
             subs=''
-            opts='--files --deep-iteration --print-data-log --skip-record-metadata --max-bytes --key-decoder --value-decoder --key-decoder-class --value-decoder-class --verify-index-only --index-sanity-check --max-message-size --offsets-decoder --transaction-log-decoder --cluster-metadata-decoder --remote-log-metadata-decoder --share-group-state-decoder --legacy-format -o --output -h --help'
+            opts='--files --deep-iteration --print-data-log --skip-record-metadata --max-bytes --key-decoder --value-decoder --key-decoder-class --value-decoder-class --verify-index-only --index-sanity-check --max-message-size --offsets-decoder --transaction-log-decoder --cluster-metadata-decoder --remote-log-metadata-decoder --share-group-state-decoder --problems --legacy-format -o --output -h --help'
             vopts='--files --max-bytes --key-decoder --value-decoder --key-decoder-class --value-decoder-class --max-message-size -o --output' ;;
         'get-offsets')
             subs=''

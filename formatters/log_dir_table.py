@@ -85,3 +85,7 @@ def render_log_dir_summary(section: Section, out: TextIO) -> None:
     if not (color_allowed(out) and _rich_table(log_dir_line(h), rows, out)):
         out.write(log_dir_line(h) + "\n")
         out.write(plain_table(rows))
+    if h.get("problemsOnly"):
+        f = section.footer
+        out.write(f"{f['attentionCount']:,} of {f['partitionCount']:,} partitions need attention "
+                  f"(--problems)\n")

@@ -113,6 +113,11 @@ def dump_segment(
                                                    help="Decode __share_group_state records "
                                                    "(share-group delivery state, KIP-932) as "
                                                    "Kafka 4.4's JSON."),
+    problems: bool = typer.Option(False, "--problems", help="For a log dir: only the "
+                                  "partitions that need attention (missing or damaged indexes "
+                                  "or data, a high watermark or recovery point above the log "
+                                  "end, marked or stray dirs); the log dir line says whether "
+                                  "it shut down cleanly. Notes on stderr list problems first."),
     legacy_format: bool = typer.Option(False, "--legacy-format",
                                        help="With --offsets-decoder: the strings of Kafka "
                                        "<=3.7 (as 3.7.2 prints them) instead of 3.8+'s JSON; "
@@ -162,6 +167,7 @@ def dump_segment(
         legacy_format=legacy_format,
         schemas_topic=schemas_topic,
         report=lambda message: err(f"pylogctl: {message}"),
+        problems_only=problems,
     )
     index_options = IndexDumpOptions(verify_only=verify_index_only,
                                      sanity_check_only=index_sanity_check,

@@ -82,7 +82,7 @@ def dump_file(path: str | os.PathLike[str], options: DumpOptions = DumpOptions()
         if _resolve(path).kind is not PathKind.LOG_DIR:
             raise UsageError(f"{path} is not a log dir; expand it with expand_paths", path=path)
         from .log_dir_summary import dump_log_dir
-        return dump_log_dir(path)
+        return dump_log_dir(path, options.problems_only)
     if metadata_kind(path) is not None:
         from .dump_metadata import dump_metadata
         return dump_metadata(path)

@@ -29,6 +29,7 @@ class DumpOptions:
     schemas_topic: str = SCHEMAS_TOPIC  # where the schema decoders find the registry's schemas
     # told one line for each key or value a decoder cannot read (it is shown as raw bytes)
     report: Callable[[str], None] | None = field(default=None, compare=False)
+    problems_only: bool = False  # a log dir: only the partitions that need attention
 
     @property
     def printing(self) -> bool:

@@ -87,6 +87,12 @@ class PartitionSummary:
     notes: list[Note] = field(default_factory=list)
 
     @property
+    def needs_attention(self) -> bool:
+        """A note (damaged data, a checkpoint past the log end, a marked dir) or a missing
+        index: what ``--problems`` keeps."""
+        return bool(self.notes or self.missing_indexes)
+
+    @property
     def indexes(self) -> str:
         """``all``, ``missing:active`` (only the active segment's), ``missing:N`` (segments
         lacking an index) or ``-`` (no segments): one word, so the text table stays awk-able."""
@@ -313,8 +319,9 @@ class LogDirSummaryDump:
     kind = "log-dir-summary"
     items_key = "partitions"
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], problems_only: bool = False) -> None:
         self.path = os.fspath(path)
+        self.problems_only = problems_only
         self.error: PylogctlError | None = None
         self.footer: dict[str, Any] = {}
         self.partitions: list[PartitionSummary] = []
@@ -324,26 +331,34 @@ class LogDirSummaryDump:
             "file": self.path, "type": self.kind,
             "metaProperties": s.meta.to_dict() if s.meta else None,
             "cleanShutdown": s.clean_shutdown, "lock": s.lock, "otherDirs": s.other_dirs,
-            "notes": [n.to_dict() for n in s.notes]}
+            "notes": [n.to_dict() for n in s.notes], "problemsOnly": problems_only}
 
     @property
     def items(self) -> Iterator[dict[str, Any]]:
         for p in self._scan.iter_partitions():
             self.partitions.append(p)
-            yield p.to_dict()
+            if p.needs_attention or not self.problems_only:
+                yield p.to_dict()
         notes = self._scan.summary.notes + [n for p in self.partitions for n in p.notes]
         self.footer.update(partitionCount=len(self.partitions),
+                           attentionCount=sum(p.needs_attention for p in self.partitions),
                            problemCount=sum(n.severity == "problem" for n in notes),
                            unreadableCount=sum(n.severity == "unreadable" for n in notes))
 
     def diagnostics(self) -> list[str]:
-        """One stderr line per note, once ``items`` is consumed."""
-        lines = [f"{self.path}: {n.message}" for n in self._scan.summary.notes]
-        lines += [f"{os.path.join(self.path, p.dir_name)}: {n.message}"
-                  for p in self.partitions for n in p.notes]
-        return lines
+        """One stderr line per note, once ``items`` is consumed: the unreadable first, then
+        the problems, then the rest, so what needs attention leads a long list."""
+        notes = [(self.path, n) for n in self._scan.summary.notes]
+        notes += [(os.path.join(self.path, p.dir_name), n) for p in self.partitions
+                  for n in p.notes]
+        notes.sort(key=lambda item: _SEVERITY_ORDER.index(item[1].severity))
+        return [f"{where}: {n.message}" for where, n in notes]
 
 
-def dump_log_dir(path: str | os.PathLike[str]) -> LogDirSummaryDump:
-    return LogDirSummaryDump(path)
+_SEVERITY_ORDER = ("unreadable", "problem", "info")
+
+
+def dump_log_dir(path: str | os.PathLike[str], problems_only: bool = False
+                 ) -> LogDirSummaryDump:
+    return LogDirSummaryDump(path, problems_only)
 

@@ -126,3 +126,29 @@ def test_rebuild_index_shows_the_segments_with_work(cli, many):
     assert not any(f"/t-{p}/" in r.out for p in OLD + COMPACTABLE)
     assert len(cli("rebuild-index", *dirs[:3], "-v").out) > len(cli("rebuild-index",
                                                                     *dirs[:3]).out)
+
+
+def test_dump_segment_problems_lists_the_partitions_that_need_attention(cli, many, tmp_path):
+    r = cli("dump-segment", many, "--problems")
+    assert r.code == 0, r.err
+    rows = [line.split() for line in r.lines[3:-1]]
+    assert [(row[0], row[1], row[-2]) for row in rows] == [
+        ("t", str(p), "missing:active") for p in NO_INDEX]
+    assert r.lines[-1] == "2 of 2,000 partitions need attention (--problems)"
+    assert len(cli("dump-segment", many).lines) == 3 + PARTITIONS
+
+
+def test_dump_segment_notes_put_problems_first(cli, many, tmp_path):
+    log_dir = tmp_path / "logs"
+    log_dir.mkdir()
+    for p in (0, 1):
+        shutil.copytree(many / f"t-{p}", log_dir / f"t-{p}")
+    (log_dir / "replication-offset-checkpoint").write_text(format_checkpoint(["t 0 99"]))
+    with open(log_dir / "t-1" / "00000000000000000000.log", "ab") as f:
+        f.write(b"\0" * 7)
+    r = cli("dump-segment", log_dir, "--problems")
+    assert r.code == 1
+    notes = r.err.splitlines()
+    assert notes[0].startswith(f"{log_dir / 't-1'}: Found 7 invalid bytes at the end of ")
+    assert notes[1] == (f"{log_dir / 't-0'}: checkpointed high watermark 99 is above the log end "
+                        f"offset 1")

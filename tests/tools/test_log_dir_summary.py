@@ -279,7 +279,8 @@ def test_section_protocol(tmp_path: Path):
     assert dump.header["metaProperties"]["nodeId"] == 1
     [item] = list(dump.items)
     assert item["topic"] == "orders" and item["notes"] == [] and item["indexes"] == "missing:active"
-    assert dump.footer == {"partitionCount": 1, "problemCount": 0, "unreadableCount": 0}
+    assert dump.footer == {"partitionCount": 1, "attentionCount": 1, "problemCount": 0,
+                           "unreadableCount": 0}  # its active segment has no index
     assert dump.diagnostics() == []
 
 
