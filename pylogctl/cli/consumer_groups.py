@@ -78,6 +78,7 @@ def _split_words(args: list[str], state: bool, type_: bool
                 parse_types(arg)  # Kafka's error for the bad type list
             continue
         dirs.append(arg)
+    require_paths(dirs)  # here, not as the argument's callback: words after --state are no paths
     return dirs, states, types
 
 
@@ -159,7 +160,6 @@ def consumer_groups(
 ) -> None:
     """List, describe or change consumer groups (the help text is ``HELP``)."""
     dirs, state_list, type_list = _split_words(list(log_dir or []), state, type_)
-    require_paths(dirs)  # here, not as the argument's callback: words after --state are no paths
     if server_config is not None:
         dirs += _log_dirs_from_config(server_config)
     if not dirs:

@@ -12,8 +12,10 @@ import typer
 from .output import existing_paths, write_listing
 
 
-def log_dirs_argument() -> Any:
-    return typer.Argument(..., callback=existing_paths,
+def log_dirs_argument(check: bool = True) -> Any:
+    """The log dirs; ``check=False`` where words may follow ``--state`` among them (the
+    command then checks the paths it keeps)."""
+    return typer.Argument(..., callback=existing_paths if check else None,
                           help="Log dirs (one per broker, in any order), or a dir holding "
                           "log dirs.", show_default=False)
 

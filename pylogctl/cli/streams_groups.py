@@ -30,7 +30,7 @@ HELP = (
 
 @app.command("streams-groups", help=HELP, epilog=EXIT_CODES_HELP)
 def streams_groups(
-    log_dir: List[str] = log_dirs_argument(),
+    log_dir: List[str] = log_dirs_argument(check=False),
     list_: bool = list_option("streams"),
     describe: bool = describe_option(),
     group: Optional[List[str]] = group_option(),
