@@ -27,8 +27,8 @@ _pylogctl_spec() {
             vopts='--offset-json-file --topic --partition --offset --config --config-file --backup-dir -o --output' ;;
         'dump-segment')
             subs=''
-            opts='--files --deep-iteration --print-data-log --skip-record-metadata --max-bytes --key-decoder --value-decoder --key-decoder-class --value-decoder-class --verify-index-only --index-sanity-check --max-message-size --offsets-decoder --transaction-log-decoder --cluster-metadata-decoder --remote-log-metadata-decoder --share-group-state-decoder --problems --legacy-format -o --output -h --help'
-            vopts='--files --max-bytes --key-decoder --value-decoder --key-decoder-class --value-decoder-class --max-message-size -o --output' ;;
+            opts='--files --deep-iteration --print-data-log --skip-record-metadata --max-bytes --key-decoder --value-decoder --key-decoder-class --value-decoder-class --verify-index-only --index-sanity-check --max-message-size --offsets-decoder --transaction-log-decoder --cluster-metadata-decoder --remote-log-metadata-decoder --share-group-state-decoder --problems --legacy-format --schemas-topic -o --output -h --help'
+            vopts='--files --max-bytes --key-decoder --value-decoder --key-decoder-class --value-decoder-class --max-message-size --schemas-topic -o --output' ;;
         'get-offsets')
             subs=''
             opts='--topic --partitions --topic-partitions --time --exclude-internal-topics -o --output -h --help'
@@ -103,8 +103,8 @@ _pylogctl_spec() {
             vopts='' ;;
         'scan')
             subs=''
-            opts='--engine --master --remote --conf --topic --partition --from-offset --to-offset --from-time --to-time --key --grep --count --export --split-bytes --all-replicas -v --verbose -o --output -h --help'
-            vopts='--engine --master --remote --conf --topic --partition --from-offset --to-offset --from-time --to-time --key --grep --export --split-bytes -o --output' ;;
+            opts='--engine --master --remote --conf --topic --partition --from-offset --to-offset --from-time --to-time --key --grep --count --export --key-decoder --value-decoder --schemas-topic --split-bytes --all-replicas -v --verbose -o --output -h --help'
+            vopts='--engine --master --remote --conf --topic --partition --from-offset --to-offset --from-time --to-time --key --grep --export --key-decoder --value-decoder --schemas-topic --split-bytes -o --output' ;;
         'share-groups')
             subs=''
             opts='--list --describe --group --all-groups --offsets --members --state --verbose -o --output -h --help'

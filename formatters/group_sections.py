@@ -14,7 +14,7 @@ from typing import Any, Iterable, Sequence
 from pylogctl.tools.consumer_groups import LIST_COLUMNS, describe_columns
 from pylogctl.tools.share_groups import describe_columns as share_describe_columns
 from pylogctl.tools.streams_groups import describe_columns as streams_describe_columns
-from pylogctl.tools.group_changes import (DELETION_COLUMNS, OFFSET_DELETION_COLUMNS,
+from pylogctl.tools.consumer_group_changes import (DELETION_COLUMNS, OFFSET_DELETION_COLUMNS,
                                           RESET_COLUMNS)
 from .table import TableSection
 

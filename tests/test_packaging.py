@@ -61,8 +61,8 @@ def test_installed_package_exposes_formatters_and_console_script():
 
 
 def test_sample_writes_a_log_dir_that_dumps_cleanly(tmp_path: Path):
-    from pylogctl.tools.dump_log_segments import DumpOptions, dump_log
-    from pylogctl.tools.sample_log_dir import write_sample_log_dir
+    from pylogctl.tools.dump_segment import DumpOptions, dump_log
+    from pylogctl.tools.sample import write_sample_log_dir
 
     files = write_sample_log_dir(tmp_path)
     seg = tmp_path / "orders-0" / "00000000000000000000.log"

@@ -17,7 +17,7 @@ ACCELERATED = {"pylogctl.format.record_batch": "_c_decode",
                "pylogctl.storage.cleaner.offset_map": "_map_batch",
                "pylogctl.storage.cleaner.cleaner_filter": "_filter_batch",
                "pylogctl.groups.replay": "LastRecords",
-               "pylogctl.tools.dump_log_segments": "_c_batch_lines"}
+               "pylogctl.tools.dump_segment": "_c_batch_lines"}
 
 
 def test_the_switch_is_read_only_in_speedups_py():

@@ -17,7 +17,7 @@ from pylogctl.groups.replicas import LogDirs
 from pylogctl.groups.transaction_state_topic import TransactionStateTopic
 from pylogctl.groups.transaction_metadata import TransactionMetadata
 from pylogctl.storage.log_config import LogConfig
-from pylogctl.storage.log_dir import log_segments
+from pylogctl.storage.log_dir_layout import log_segments
 from pylogctl.storage.producer_recovery import producer_state_before
 
 MINUTE = 60_000

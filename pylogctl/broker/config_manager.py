@@ -26,7 +26,7 @@ from typing import Any, Mapping
 
 from ..storage.log_config import (LOG_CONFIG_NAMES, OFFSETS_TOPIC_CONFIG,
                                   TRANSACTION_STATE_TOPIC_CONFIG, LogConfig)
-from ..storage.log_dir import META_PROPERTIES
+from ..storage.log_dir_layout import META_PROPERTIES
 from ..storage.metadata_files import read_properties
 from ..storage.kraft_configs import PartitionState
 from .log_manager import LogManager, uuid_from_kafka, uuid_to_kafka

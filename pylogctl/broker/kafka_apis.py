@@ -51,7 +51,7 @@ from ..storage.delete_records import DeleteRecordsError, check_offset
 from ..storage.list_offsets import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
 from ..storage.log import FetchIsolation, OffsetOutOfRangeError
 from ..storage.log_config import LogConfig
-from ..storage.log_manager import METADATA_TOPIC
+from ..storage.log_dir import METADATA_TOPIC
 from ..storage.log_validator import RecordValidationError
 from ..storage.clock import wall_clock_ms
 from .config_handler import ConfigHandler

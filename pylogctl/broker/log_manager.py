@@ -47,8 +47,8 @@ from ..storage.files import delete_if_exists, fsync_dir
 from ..storage.lock import LogDirLock
 from ..storage.log import Log
 from ..storage.log_config import LogConfig
-from ..storage.log_dir import CLEAN_SHUTDOWN_FILE, META_PROPERTIES, PARTITION_METADATA
-from ..storage.log_manager import LogDir
+from ..storage.log_dir_layout import CLEAN_SHUTDOWN_FILE, META_PROPERTIES, PARTITION_METADATA
+from ..storage.log_dir import LogDir
 from ..storage.metadata_files import read_partition_metadata, read_properties
 from ..storage.naming import marked_dir_name
 from ..storage.retention import RetentionResult, delete_old_segments

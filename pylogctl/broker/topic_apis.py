@@ -27,7 +27,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from ..storage.log_manager import METADATA_TOPIC
+from ..storage.log_dir import METADATA_TOPIC
 from ..storage.topic_config_def import ConfigError
 from .broker_config import BrokerInfo
 from .config_handler import ConfigHandler

@@ -15,7 +15,7 @@ from .output import err, write_listing
 
 if TYPE_CHECKING:
     from ..tools.consumer_groups import ConsumerGroups
-    from ..tools.group_changes import GroupChanges
+    from ..tools.consumer_group_changes import GroupChanges
 
 
 @dataclass
@@ -104,7 +104,7 @@ def _finish(changes: "GroupChanges", a: Args, refused: bool) -> int:
 
 
 def reset(a: Args) -> int:
-    from ..tools.group_changes import GroupChanges, reset_rows
+    from ..tools.consumer_group_changes import GroupChanges, reset_rows
 
     group_ids = _need_groups("reset-offsets", a)
     spec = _spec(a)
@@ -134,7 +134,7 @@ def reset(a: Args) -> int:
 
 def delete(a: Args) -> int:
     from ..formatters.group_sections import delete_section
-    from ..tools.group_changes import GroupChanges, deletion_rows
+    from ..tools.consumer_group_changes import GroupChanges, deletion_rows
 
     group_ids = _need_groups("delete", a)
     if a.topic:
@@ -150,7 +150,7 @@ def delete(a: Args) -> int:
 
 def delete_offsets(a: Args) -> int:
     from ..formatters.group_sections import delete_offsets_section
-    from ..tools.group_changes import GroupChanges, offset_deletion_rows
+    from ..tools.consumer_group_changes import GroupChanges, offset_deletion_rows
 
     if len(a.group) != 1 or not a.topic or a.all_groups:
         raise UsageError("Option [delete-offsets] takes the following options: [group], "

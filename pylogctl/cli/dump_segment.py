@@ -16,7 +16,7 @@ from ..tools.dump_options import (DEFAULT_MAX_BYTES, DEFAULT_MAX_MESSAGE_SIZE, D
 from .app import EXIT_CODES_HELP, app
 
 if TYPE_CHECKING:  # the dump machinery loads when the command runs (start-up time)
-    from ..tools.dump_files import AnyDump
+    from ..tools.dump_dispatch import AnyDump
     from ..tools.dump_index import IndexDump
 from .output import OutputFormat, err, existing_paths, guarded_output, write_sections
 
@@ -137,7 +137,7 @@ def dump_segment(
         paths.extend(p for p in files_opt.split(",") if p)
     if not paths:
         raise UsageError('Missing required argument "[files]"')
-    from ..tools.dump_files import expand_paths
+    from ..tools.dump_dispatch import expand_paths
 
     paths = expand_paths(paths)  # partition dirs -> their files; log dirs get a summary
     for name, value in (("--key-decoder", key_decoder), ("--value-decoder", value_decoder)):
@@ -204,7 +204,7 @@ def _from_class(part: str, name: Optional[str], class_name: Optional[str]) -> Op
 
 def _run(paths: list[str], options: DumpOptions, index_options: IndexDumpOptions,
          output: str) -> int:
-    from ..tools.dump_files import dump_file
+    from ..tools.dump_dispatch import dump_file
 
     failure: list[PylogctlError] = []
 

@@ -248,7 +248,7 @@ def check(ctx: typer.Context,
     from ..errors import UsageError
     from ..formatters.table import TableSection
     from ..storage.files import require_path
-    from ..storage.log_dir import LOG_DIR_PATH, child_log_dirs, is_log_dir, not_a_kafka_dir
+    from ..storage.log_dir_layout import LOG_DIR_PATH, child_log_dirs, is_log_dir, not_a_kafka_dir
     from ..tools.metadata_check import check_log_dirs
 
     src = _open(ctx)

@@ -12,7 +12,7 @@ def sample(
     log_dir: str = typer.Argument(..., help="Directory to write the sample log dir into."),
 ) -> None:
     """Write a sample Kafka log dir (every codec, headers, a transaction) with pylogctl's writer."""
-    from ..tools.sample_log_dir import write_sample_log_dir
+    from ..tools.sample import write_sample_log_dir
 
     for path in write_sample_log_dir(log_dir):
         typer.echo(str(path))

@@ -8,7 +8,7 @@ partition, an offset Kafka refuses (above the high watermark, negative, a compac
 stops the whole run. The execution locks the log dirs of every replica first (a running
 broker's refuses the run), then loads each replica and applies
 :func:`~pylogctl.storage.delete_records.delete_records` with its checkpoints
-(:meth:`~pylogctl.storage.log_manager.LogDir.with_loaded_log`).
+(:meth:`~pylogctl.storage.log_dir.LogDir.with_loaded_log`).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from ..storage.delete_records import RecordsDeletion, delete_records, predict_de
 from ..storage.lock import LogDirLock
 from ..storage.log_config import LogConfig
 from ..storage.checkpoint import CheckpointUpdate
-from ..storage.log_manager import LogDir
+from ..storage.log_dir import LogDir
 from .replica_append import replicas_in_step
 from .replicas import LogDirs, Replica
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Literal
 
 from ..errors import CorruptRecordError, PylogctlError
 from ..storage.file_records import FileRecords
-from ..storage.log_dir import log_segments
+from ..storage.log_dir_layout import log_segments
 from ..storage.naming import INDEX_SUFFIX, LOG_SUFFIX, replace_suffix
 from ..storage.offset_index import OffsetIndex
 

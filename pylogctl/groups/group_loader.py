@@ -41,7 +41,7 @@ from ..format.record_batch import (ATTRIBUTES_OFFSET, CODEC_MASK, CONTROL_FLAG, 
                                    TRANSACTIONAL_FLAG, decode_records)
 from .replay import SCAN_DONE, RecordReplay, new_latest
 from ..storage.file_records import RELEASE_EVERY, FileRecords
-from ..storage.log_dir import log_segments
+from ..storage.log_dir_layout import log_segments
 from .consumer_group import CONSUMER_GROUP_TYPES, ConsumerGroupRecords
 from .share_group import SHARE_GROUP_RECORD_TYPES, ShareGroupRecords
 from .streams_group import STREAMS_GROUP_TYPES, StreamsGroupRecords

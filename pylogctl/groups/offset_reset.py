@@ -30,7 +30,7 @@ from typing import Callable, Mapping, Sequence
 
 from ..errors import PylogctlError, UsageError
 from ..storage.file_records import FileRecords
-from ..storage.log_dir import log_segments
+from ..storage.log_dir_layout import log_segments
 from .end_offsets import EndOffsets
 from .group_metadata import Group, GroupState
 from .java_hash_map import group_order, partition_order

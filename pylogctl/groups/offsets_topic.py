@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Callable, Collection
 
 from ..errors import PylogctlError
 from ..format.group_coordinator_records import TOPIC
-from ..storage.log_dir import log_segments
+from ..storage.log_dir_layout import log_segments
 from .group_loader import LoadedPartition, load_offsets_partition
 from .group_metadata import Group
 from .offset_commits import OffsetAndMetadata, TopicPartition

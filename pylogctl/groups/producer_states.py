@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from ..errors import PylogctlError, UsageError
 from ..format.control import ControlRecordType, parse_control_key
 from ..storage.file_records import FileRecords
-from ..storage.log_dir import log_segments
+from ..storage.log_dir_layout import log_segments
 from ..storage.producer_recovery import producer_state_before
 from ..storage.producer_state import list_snapshot_files
 from .replicas import LogDirs, Replica

@@ -32,7 +32,7 @@ from ..storage.loader.apply import PlanOutdatedError
 from ..storage.lock import LogDirLock
 from ..storage.log_config import LogConfig
 from ..storage.checkpoint import CheckpointUpdate
-from ..storage.log_manager import LogDir
+from ..storage.log_dir import LogDir
 from .end_offsets import read_log_end
 from .replicas import LogDirs, Replica
 

@@ -24,7 +24,7 @@ from ..errors import PylogctlError, UsageError
 from ..storage.file_records import FileRecords
 from ..storage.loader.plan import LoadPlan
 from ..storage.log_config import LogConfig
-from ..storage.log_dir import PARTITION_METADATA
+from ..storage.log_dir_layout import PARTITION_METADATA
 from ..storage.metadata_files import read_partition_metadata
 from ..storage.truncation_plan import Mode, predict_truncation, segment_bytes_after_load
 from .follower_truncation import (FollowerTruncation, ReplicaLog, elected_leader_epoch,

@@ -10,7 +10,7 @@ which broker's data it shows.
 
 A path that is not itself a log dir but holds log dirs (a copied cluster, one dir per broker)
 stands for those log dirs. ``-delete``, ``-future`` and ``-stray`` dirs are never read
-(:class:`~pylogctl.storage.log_manager.LogDir` skips them).
+(:class:`~pylogctl.storage.log_dir.LogDir` skips them).
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from ..errors import PylogctlError, UsageError
 from ..storage.checkpoint import (HIGH_WATERMARK_CHECKPOINT, LEADER_EPOCH_CHECKPOINT,
                                   LOG_START_OFFSET_CHECKPOINT, read_leader_epoch_checkpoint)
 from ..storage.files import require_path
-from ..storage.log_dir import LOG_DIR_PATH, PARTITION_METADATA, log_segments, not_a_kafka_dir
-from ..storage.log_manager import LogDir, PartitionEntry
+from ..storage.log_dir_layout import LOG_DIR_PATH, PARTITION_METADATA, log_segments, not_a_kafka_dir
+from ..storage.log_dir import LogDir, PartitionEntry
 from ..storage.metadata_files import read_partition_metadata
 from ..storage.partition_paths import PathKind, resolve_path
 from .end_offsets import LogEnd, read_log_end

@@ -24,7 +24,7 @@ from typing import Any, Iterable
 
 from ..errors import PylogctlError, UsageError
 from ..storage.file_records import FileRecords
-from ..storage.log_dir import child_log_dirs, is_log_dir, log_segments
+from ..storage.log_dir_layout import child_log_dirs, is_log_dir, log_segments
 from .replicas import LogDirs
 
 TOPIC = "_schemas"  # Schema Registry's default kafkastore.topic

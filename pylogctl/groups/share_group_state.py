@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from ..errors import CorruptRecordError, PylogctlError
 from ..format.share_coordinator_records import TOPIC, ShareRecordType, decode_share_record
 from ..storage.file_records import FileRecords
-from ..storage.log_dir import log_segments
+from ..storage.log_dir_layout import log_segments
 from .replicas import LogDirs
 
 

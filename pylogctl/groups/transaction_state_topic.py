@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from ..errors import CorruptRecordError, PylogctlError, UsageError
 from ..format.transaction_log_records import TOPIC, TransactionState, decode_transaction_record
 from ..storage.file_records import FileRecords
-from ..storage.log_dir import log_segments
+from ..storage.log_dir_layout import log_segments
 from .java_hash_map import group_order
 from .partitioner import partition_for
 from .replicas import LogDirs, Replica

@@ -39,8 +39,8 @@ from ..format.log_stream import iter_batches
 from ..format.record_batch import CODEC_MASK, RECORD_BATCH_OVERHEAD
 from ..storage import filesystems, remote_mirror
 from ..storage.files import require_path
-from ..storage.log_dir import is_log_dir, live_partition_name, log_segments, not_a_kafka_dir
-from ..storage.log_manager import LogDir, PartitionEntry
+from ..storage.log_dir_layout import is_log_dir, live_partition_name, log_segments, not_a_kafka_dir
+from ..storage.log_dir import LogDir, PartitionEntry
 from ..storage.naming import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, replace_suffix
 from ..storage.partition_paths import PathKind, resolve_path
 from ..storage.remote_records import RemoteFileRecords

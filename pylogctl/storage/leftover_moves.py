@@ -22,9 +22,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from .log_dir import list_dir
+from .log_dir_layout import list_dir
 from .checkpoint import OFFSET_CHECKPOINTS, CheckpointUpdate
-from .log_manager import LogDir
+from .log_dir import LogDir
 from .naming import parse_partition_dir_name
 from .replica_move import MovePlan, broker_of, plan_future
 

@@ -24,7 +24,7 @@ import struct
 from types import TracebackType
 
 from ..errors import FileUnreadableError, LogDirLockedError
-from .log_dir import LOCK_FILE
+from .log_dir_layout import LOCK_FILE
 
 _OFD_SETLK: int | None = getattr(fcntl, "F_OFD_SETLK", None)
 _BUSY = (errno.EAGAIN, errno.EACCES)

@@ -12,7 +12,7 @@ consistent when it opens.
 Every mutation is crash-safe the way Kafka's is: segment files go as ``LocalLog`` describes
 (renamed ``.deleted`` first, in an order that always leaves a contiguous log, each with its
 producer snapshot); checkpoints and snapshots are written atomically. The log dir's offset
-checkpoints are the caller's (:class:`~pylogctl.storage.log_manager.LogDir`) to write. Not
+checkpoints are the caller's (:class:`~pylogctl.storage.log_dir.LogDir`) to write. Not
 thread-safe.
 
 One difference from Kafka: :meth:`Log.truncate_to` sets the log end offset to where the data

@@ -32,7 +32,7 @@ from ..errors import CorruptRecordError, PylogctlError
 from ..format.control import ControlRecordType, decode_control_value, parse_control_key
 from ..format.metadata_records import API_KEYS, decode_metadata_record
 from .file_records import FileRecords
-from .log_dir import list_dir
+from .log_dir_layout import list_dir
 from . import metadata_delta
 from .metadata_image import MetadataImage, Provenance, ReplayFault
 from .naming import LOG_SUFFIX, file_offset, snapshot_id_from_file

@@ -1,8 +1,8 @@
 """What PATH arguments name: a file (a segment, an index, ...), a partition dir, a log dir, or a
 dir holding log dirs (a copied cluster, one per broker); and the partitions they stand for.
 
-Names alone cannot tell a log dir from a partition dir (:mod:`pylogctl.storage.log_dir`), so a
-dir is judged by its contents. Commands accept different kinds and word their own refusals:
+Names alone cannot tell a log dir from a partition dir (:mod:`.log_dir_layout`), so a dir is
+judged by its contents. Commands accept different kinds and word their own refusals:
 :func:`resolve_path` only says what a path is, :func:`select_partitions` merges the accepted
 ones per log dir (whose checkpoints and ``.lock`` each partition needs).
 """
@@ -14,7 +14,7 @@ import os
 from dataclasses import dataclass
 from typing import Iterable
 
-from .log_dir import child_log_dirs, is_log_dir, is_partition_dir
+from .log_dir_layout import child_log_dirs, is_log_dir, is_partition_dir
 from .naming import PartitionDirName, log_file_offset, parse_partition_dir_name
 
 

@@ -38,8 +38,8 @@ from .backup import Backup
 from .checkpoint import (HIGH_WATERMARK_CHECKPOINT, LOG_START_OFFSET_CHECKPOINT,
                          OFFSET_CHECKPOINTS, RECOVERY_POINT_CHECKPOINT, write_file_atomically)
 from .files import delete_if_exists, fsync_dir
-from .log_dir import CLEAN_SHUTDOWN_FILE, list_dir, partition_dir_files
-from .log_manager import CheckpointUpdate, LogDir, PartitionEntry
+from .log_dir_layout import CLEAN_SHUTDOWN_FILE, list_dir, partition_dir_files
+from .log_dir import CheckpointUpdate, LogDir, PartitionEntry
 from .loader.log_loader import plan_load
 from .naming import marked_dir_name, parse_partition_dir_name, partition_dir_name
 

@@ -38,7 +38,7 @@ from .cleaner.cleaner_config import CLEANER_CONFIG_NAMES
 from .log_config import LOG_CONFIG_NAMES, LogConfig
 from .topic_config_def import (BROKER_SYNONYMS, INTERNAL_TOPIC_CONFIGS, LEGACY_TOPIC_CONFIGS,
                                TOPIC_CONFIG_KEYS, default_text)
-from .log_dir import META_PROPERTIES
+from .log_dir_layout import META_PROPERTIES
 from .metadata_files import read_properties
 
 # every name a topic config can have offline: Kafka 4.4's, and the 3.x ones a 3.x cluster set

@@ -42,7 +42,7 @@ from ..storage.lock import LogDirLock
 from ..storage.log import Log
 from ..storage.log_config import LogConfig
 from ..storage.checkpoint import CLEANER_OFFSET_CHECKPOINT, HIGH_WATERMARK_CHECKPOINT
-from ..storage.log_manager import LogDir, PartitionEntry
+from ..storage.log_dir import LogDir, PartitionEntry
 from ..storage.cleaner.log_to_clean import LogToClean, log_to_clean
 from .config import ConfigOptions, TopicConfigs
 from .log_dir_run import LogDirRun, Target

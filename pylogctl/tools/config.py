@@ -17,8 +17,8 @@ from typing import Any, Iterator, Mapping
 from ..errors import PylogctlError
 from ..storage.kraft_configs import KraftConfigs, find_metadata_dir, read_kraft_configs
 from ..storage.lock import ensure_unlocked
-from ..storage.log_dir import META_PROPERTIES
-from ..storage.log_manager import LogDir, PartitionEntry
+from ..storage.log_dir_layout import META_PROPERTIES
+from ..storage.log_dir import LogDir, PartitionEntry
 from ..storage.metadata_files import read_properties
 from ..storage.topic_config import ConfigSources, TopicConfig
 from .log_dir_run import Target, resolve_targets

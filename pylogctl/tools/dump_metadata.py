@@ -12,7 +12,7 @@ from typing import Any, Iterator
 from ..errors import FileUnreadableError, PylogctlError
 from ..storage.checkpoint import (LEADER_EPOCH_CHECKPOINT, OFFSET_CHECKPOINTS,
                                   read_leader_epoch_checkpoint, read_offset_checkpoint)
-from ..storage.log_dir import CLEAN_SHUTDOWN_FILE
+from ..storage.log_dir_layout import CLEAN_SHUTDOWN_FILE
 from ..storage.metadata_files import read_json_file, read_partition_metadata, read_properties
 from .file_dump import FileDump
 

@@ -24,8 +24,8 @@ from typing import Callable, Generic, Iterator, TypeVar
 from ..errors import UsageError
 from ..storage.lock import LogDirLock, ensure_unlocked
 from ..storage.files import require_path
-from ..storage.log_dir import live_partition_name, not_a_kafka_dir
-from ..storage.log_manager import LogDir, PartitionEntry
+from ..storage.log_dir_layout import live_partition_name, not_a_kafka_dir
+from ..storage.log_dir import LogDir, PartitionEntry
 from ..storage.partition_paths import PathKind, resolve_path, select_partitions
 
 Progress = Callable[[int], None]

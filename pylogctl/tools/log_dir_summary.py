@@ -25,7 +25,7 @@ from ..storage.checkpoint import (HIGH_WATERMARK_CHECKPOINT, LEADER_EPOCH_CHECKP
                                   CorruptCheckpointError, read_leader_epoch_checkpoint,
                                   read_offset_checkpoint)
 from ..storage.file_records import FileRecords
-from ..storage.log_dir import (LOCK_FILE, META_PROPERTIES, PARTITION_METADATA, list_dir,
+from ..storage.log_dir_layout import (LOCK_FILE, META_PROPERTIES, PARTITION_METADATA, list_dir,
                                partition_dirs)
 from ..storage.metadata_files import read_partition_metadata, read_properties
 from ..storage.naming import (INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, PartitionDirName,

@@ -24,7 +24,7 @@ import os
 from typing import Any, Iterator, Optional
 
 from ..errors import PylogctlError
-from ..storage.log_dir import META_PROPERTIES, partition_dirs
+from ..storage.log_dir_layout import META_PROPERTIES, partition_dirs
 from ..storage.metadata_files import read_partition_metadata, read_properties
 from ..storage.metadata_image import MIGRATING_DIR, MetadataImage
 from .metadata import MetadataSource

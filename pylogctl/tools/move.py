@@ -18,7 +18,7 @@ from ..errors import UsageError
 from ..storage.files import require_path
 from ..storage.loader.plan import plain_data
 from ..storage.lock import LogDirLock, ensure_unlocked
-from ..storage.log_manager import LogDir
+from ..storage.log_dir import LogDir
 from ..storage.naming import parse_partition_dir_name
 from ..storage.replica_move import (MovePlan, MoveRefusedError, MoveResult, execute, plan_future,
                                     plan_move)

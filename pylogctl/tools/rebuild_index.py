@@ -35,10 +35,10 @@ from ..format.log_stream import LOG_OVERHEAD, MIN_RECORD_OVERHEAD
 from ..storage.backup import Backup
 from ..storage.checkpoint import TEMP_SUFFIX, write_file_atomically
 from ..storage.file_records import FileRecords
-from ..storage.files import read_bytes
+from ..storage.files import read_bytes, require_path
 from ..storage.lock import LogDirLock, ensure_unlocked
 from ..storage.log_config import LogConfig
-from ..storage.log_dir import log_segments, partition_dirs
+from ..storage.log_dir_layout import log_segments, not_a_kafka_dir, partition_dirs
 from ..storage.naming import (INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX,
                               log_file_offset, parse_partition_dir_name, segment_file)
 from ..storage.partition_paths import PathKind, resolve_path, select_partitions
@@ -49,7 +49,7 @@ from ..storage.loader.recovery_dry_run import (Progress, RecoveryScan, ScratchDi
                                         recover_read_only, scratch_index_paths)
 from ..storage.time_index import TimeIndex
 from ..storage.kraft_configs import METADATA_PARTITION_DIR
-from ..storage.log_manager import LogDir
+from ..storage.log_dir import LogDir
 from .config import ConfigOptions, TopicConfigs
 from .index_comparison import IndexComparison, IndexKind, compare_index
 
@@ -164,10 +164,9 @@ def resolve_targets(paths: list[str]) -> list[PartitionTarget]:
     partition's dir (``-delete``) is left out: the broker removes it at start-up."""
     arguments = []
     for path in paths:
-        arg = resolve_path(path)
+        arg = resolve_path(require_path(path))
         if arg.kind is PathKind.OTHER_DIR:
-            raise UsageError(f"{path} is a directory, but neither a partition dir, a log dir "
-                             f"nor a dir of log dirs", path=path)
+            raise not_a_kafka_dir(path)
         if arg.kind in (PathKind.FILE, PathKind.MISSING):
             if arg.segment_base is None:
                 raise UsageError(f"{path} is not a segment: rebuild-index takes .log files named "

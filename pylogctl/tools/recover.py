@@ -1,8 +1,8 @@
 """``pylogctl recover``: what a broker does to its log dirs at start-up, offline.
 
 Each partition of the given paths (partition dirs, log dirs, dirs of log dirs) is planned by
-:meth:`~pylogctl.storage.log_manager.LogDir.plan` (Kafka's ``LogLoader.load`` as data) and, with
-``execute``, applied with :meth:`~pylogctl.storage.log_manager.LogDir.apply`, which also writes
+:meth:`~pylogctl.storage.log_dir.LogDir.plan` (Kafka's ``LogLoader.load`` as data) and, with
+``execute``, applied with :meth:`~pylogctl.storage.log_dir.LogDir.apply`, which also writes
 the checkpoint entries that change. The rules kept here:
 
 - A log dir whose ``.lock`` a running broker holds is refused in every mode (its files are
@@ -13,7 +13,7 @@ the checkpoint entries that change. The rules kept here:
   many partitions holds a few plans in memory and a kill leaves every partition either as it
   was or recovered (each apply is crash-safe on its own; see
   :mod:`pylogctl.storage.loader.apply`). The checkpoint entries the partitions change are
-  written once per log dir, after its last partition (:meth:`~pylogctl.storage.log_manager.
+  written once per log dir, after its last partition (:meth:`~pylogctl.storage.log_dir.
   LogDir.apply_files` says why a kill before that is safe).
 - A partition that cannot be planned (an unreadable file, an unsupported layout) is reported
   and skipped; the others are still recovered.
@@ -27,7 +27,7 @@ the checkpoint entries that change. The rules kept here:
   dirs given that belong to one broker; a log dir given alone cannot be compared with the
   other end of its move, so give every log dir of the broker.
 - With ``mark_clean``, a log dir all of whose partitions were recovered without error is left
-  as Kafka's clean shutdown leaves it (:meth:`~pylogctl.storage.log_manager.LogDir.
+  as Kafka's clean shutdown leaves it (:meth:`~pylogctl.storage.log_dir.LogDir.
   mark_clean_shutdown`), so the broker then starts without recovering anything; a log dir
   given only in part, or with a partition that failed, is not marked, and a note says why.
 """
@@ -45,7 +45,7 @@ from ..storage.loader.plan import LoadPlan, plain_data, step_to_dict
 from ..storage.loader.raft import is_metadata_log_dir
 from ..storage.lock import LogDirLock
 from ..storage.checkpoint import CheckpointUpdate
-from ..storage.log_manager import LogDir, PartitionEntry, RecoveryResult
+from ..storage.log_dir import LogDir, PartitionEntry, RecoveryResult
 from ..storage.replica_move import execute as execute_move
 from .config import ConfigOptions, TopicConfigs
 from .log_dir_run import LogDirRun, Target

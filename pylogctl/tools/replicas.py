@@ -4,7 +4,7 @@ The comparison is :mod:`pylogctl.groups.replica_divergence`. With ``elect``, the
 leads every partition it holds a replica of, and each other replica's truncation (what Kafka's
 follower would do when it starts fetching from it) becomes a ``truncate`` plan
 (:mod:`.truncate`); ``execute`` runs those plans, each under its log dir's ``.lock`` through
-:meth:`~pylogctl.storage.log_manager.LogDir.truncate`, which keeps the checkpoints, the
+:meth:`~pylogctl.storage.log_dir.LogDir.truncate`, which keeps the checkpoints, the
 leader-epoch cache and producer state consistent. Every log dir is checked for a running
 broker's lock before anything is planned. A run cut short leaves some replicas truncated and
 others not; a rerun finds the truncated ones in step and finishes the rest.

@@ -26,7 +26,7 @@ from ..groups.stranded_commits import StrandedCommit, stranded_commits
 from ..storage.clock import wall_clock_ms
 from ..storage.loader.plan import plain_data, step_to_dict
 from ..storage.lock import LogDirLock
-from ..storage.log_manager import LogDir, PartitionEntry
+from ..storage.log_dir import LogDir, PartitionEntry
 from ..storage.retention_plan import RetentionOutcome, RetentionPlan
 from ..storage.topic_config import TopicConfig
 from .config import ConfigOptions, TopicConfigs, selected_entries

@@ -25,8 +25,8 @@ from ..storage.files import require_path
 from ..storage.loader.plan import plain_data, step_to_dict
 from ..storage.lock import LogDirLock, ensure_unlocked
 from ..storage.log_config import LogConfig
-from ..storage.log_dir import is_partition_dir, live_partition_name
-from ..storage.log_manager import LogDir, PartitionEntry, TruncationOutcome, TruncationPlan
+from ..storage.log_dir_layout import is_partition_dir, live_partition_name
+from ..storage.log_dir import LogDir, PartitionEntry, TruncationOutcome, TruncationPlan
 from ..storage.truncation_plan import Mode
 
 

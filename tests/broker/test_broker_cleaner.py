@@ -20,7 +20,7 @@ from pylogctl.broker.replica_manager import OFFSETS_TOPIC
 from pylogctl.storage.cleaner.cleaner_config import CleanerConfig
 from pylogctl.storage.file_records import FileRecords
 from pylogctl.storage.log_config import LogConfig
-from pylogctl.storage.log_manager import CLEANER_OFFSET_CHECKPOINT
+from pylogctl.storage.log_dir import CLEANER_OFFSET_CHECKPOINT
 
 ck = pytest.importorskip("confluent_kafka")
 

@@ -17,7 +17,7 @@ from pylogctl.broker.log_manager import LogManager
 from pylogctl.storage.cleaner.cleaner import Cleaner
 from pylogctl.storage.cleaner.cleaner_config import CleanerConfig
 from pylogctl.storage.log_config import LogConfig
-from pylogctl.storage.log_manager import CLEANER_OFFSET_CHECKPOINT
+from pylogctl.storage.log_dir import CLEANER_OFFSET_CHECKPOINT
 from pylogctl.storage.clock import wall_clock_ms
 
 NOW = BASE_TS + DAY

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pylogctl.storage.log_dir import partition_dir_files
+from pylogctl.storage.log_dir_layout import partition_dir_files
 from pylogctl.storage.naming import log_filename
 from pylogctl.tools.log_dir_summary import LogDirSummaryDump
-from pylogctl.tools.sample_log_dir import write_sample_log_dir
+from pylogctl.tools.sample import write_sample_log_dir
 from pylogctl.formatters.log_dir_table import COLUMNS, render_log_dir_summary
 
 

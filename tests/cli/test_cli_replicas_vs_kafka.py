@@ -21,7 +21,7 @@ import pytest
 from kafka_cluster import N1, N2, N3, TOPIC, KafkaCluster, consume_values, diverged_scenario, \
     rejoin
 from pylogctl.groups.replica_divergence import loaded_batches
-from pylogctl.storage.log_manager import LogDir
+from pylogctl.storage.log_dir import LogDir
 from support import run_pylogctl
 
 TRUNCATING = re.compile(r"Truncating partition div-0 with TruncationState\(offset=(\d+), "

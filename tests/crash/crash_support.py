@@ -134,7 +134,7 @@ def write_segmented_partition(log_dir: Path, name: str, batches: int,
     segments, indexes and producer snapshots); returns the log end offset."""
     from pylogctl.format.builder import RecordBatchBuilder
     from pylogctl.storage.log_config import LogConfig
-    from pylogctl.storage.log_manager import LogDir
+    from pylogctl.storage.log_dir import LogDir
 
     (log_dir / name).mkdir()
     data, offset = [], 0

@@ -15,7 +15,7 @@ import pytest
 from crash_checks import check_state, recover
 from crash_support import (count_kill_points, kill_each, partition_batches, read_checkpoint,
                            run_cli, segment_logs, spread, write_segmented_partition)
-from pylogctl.tools.sample_log_dir import write_sample_log_dir
+from pylogctl.tools.sample import write_sample_log_dir
 
 MAX_KILLS = 24
 OFFSET = 80  # inside the third segment: two go

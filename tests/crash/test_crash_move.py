@@ -16,8 +16,8 @@ from crash_checks import check_state, recover
 from crash_support import (count_kill_points, file_bytes, kill_each, read_checkpoint, run_cli,
                            spread, write_segmented_partition)
 from pylogctl.storage.checkpoint import OFFSET_CHECKPOINTS
-from pylogctl.storage.log_manager import LogDir
-from pylogctl.tools.sample_log_dir import write_sample_log_dir
+from pylogctl.storage.log_dir import LogDir
+from pylogctl.tools.sample import write_sample_log_dir
 
 MAX_KILLS = 18
 MARKER = '{"version":0,"brokerEpoch":1}'

@@ -18,7 +18,7 @@ import yaml
 
 from pylogctl.cli.app import main
 from pylogctl.formatters import FORMATS
-from pylogctl.tools.sample_log_dir import write_sample_log_dir
+from pylogctl.tools.sample import write_sample_log_dir
 
 SEGMENT = "orders-0/00000000000000000000.log"
 

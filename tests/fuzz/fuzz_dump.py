@@ -15,7 +15,7 @@ flips, bytes and ints overwritten with boundary values, truncation, splicing, de
 repeated chunks, and format-aware tweaks of batch length/count/attribute fields, record
 varints, index entries and checkpoint lines.
 
-Each input goes through ``pylogctl.tools.dump_files.dump_file`` with deep iteration and data
+Each input goes through ``pylogctl.tools.dump_dispatch.dump_file`` with deep iteration and data
 printing, once per record parser (none with random decoders, ``offsets``, ``transaction-log``
 and ``cluster-metadata``, the first two also in the legacy format), and is rendered with the
 ``text`` and ``json`` formatters. Allowed failures are :class:`pylogctl.errors.PylogctlError`
@@ -155,7 +155,7 @@ def collect_seeds(corpus: Path, rng: random.Random) -> dict[str, list[Seed]]:
 
 def _add_synthetic_seeds(by_kind: dict[str, list[Seed]]) -> None:
     """What the corpus lacks: a .txnindex, every codec, control records, a producer snapshot."""
-    from pylogctl.tools.sample_log_dir import _orders_segment
+    from pylogctl.tools.sample import _orders_segment
 
     segment, _ = _orders_segment()
     by_kind["log"].append(Seed("log", "00000000000000000000.log", segment, "synthetic:sample"))
@@ -603,10 +603,10 @@ def _imports():
         from pylogctl.tools.dump_options import DumpOptions, IndexDumpOptions
     except ImportError:  # before the options got their own module
         from pylogctl.tools.dump_index import IndexDumpOptions
-        from pylogctl.tools.dump_log_segments import DumpOptions
+        from pylogctl.tools.dump_segment import DumpOptions
     from pylogctl.errors import PylogctlError
     from pylogctl.formatters import get_formatter
-    from pylogctl.tools.dump_files import dump_file
+    from pylogctl.tools.dump_dispatch import dump_file
     return (DumpOptions, IndexDumpOptions), dump_file, get_formatter, PylogctlError
 
 

@@ -20,8 +20,8 @@ from pylogctl.groups.replicas import LogDirs
 from pylogctl.storage.list_offsets import (EARLIEST_TIMESTAMP, LATEST_TIMESTAMP,
                                            LATEST_TIERED_TIMESTAMP, MAX_TIMESTAMP)
 from pylogctl.storage.log_config import LogConfig
-from pylogctl.storage.log_manager import LogDir
-from pylogctl.tools.sample_log_dir import write_sample_log_dir
+from pylogctl.storage.log_dir import LogDir
+from pylogctl.tools.sample import write_sample_log_dir
 from support import run_pylogctl
 
 CONFIG = LogConfig(segment_bytes=4000, index_interval_bytes=150)

@@ -32,7 +32,7 @@ from pylogctl.format.varint import encode_varint
 from pylogctl.groups import replay as replay_module
 from pylogctl.groups.group_loader import LoadedPartition, _read_segment, load_offsets_partition
 from pylogctl.groups.replay import RecordReplay, new_latest
-from pylogctl.storage.log_dir import log_segments
+from pylogctl.storage.log_dir_layout import log_segments
 
 if replay_module.LastRecords is None:  # optional extension, not built (or turned off)
     pytest.skip("the C accelerator pylogctl.groups._offsets_scan is not built (it is optional; "

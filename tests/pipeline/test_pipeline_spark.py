@@ -15,7 +15,7 @@ from pylogctl.errors import CorruptRecordError, UsageError
 from pylogctl.pipeline.export import ExportTarget
 from pylogctl.pipeline.local_engine import LocalEngine
 from pylogctl.pipeline.scan_filter import ScanFilter
-from pylogctl.tools.sample_log_dir import write_sample_log_dir
+from pylogctl.tools.sample import write_sample_log_dir
 
 SMALL_SPLITS = 256 * 1024
 

@@ -12,7 +12,7 @@ from pylogctl.format.builder import RecordBatchBuilder, build_end_txn_marker
 from pylogctl.storage.file_records import FileRecords
 from pylogctl.storage.loader.log_loader import apply_load, plan_load
 from pylogctl.storage.log_config import LogConfig
-from pylogctl.storage.log_manager import LogDir
+from pylogctl.storage.log_dir import LogDir
 
 TS = 1_700_000_000_000
 

@@ -22,8 +22,8 @@ from pylogctl.storage.loader.plan import (CreateSegment, DeleteFile, DeleteSegme
 from pylogctl.storage.loader.log_loader import apply_load, plan_load
 from pylogctl.storage.log import Log
 from pylogctl.storage.log_config import LogConfig
-from pylogctl.storage.log_dir import child_log_dirs
-from pylogctl.storage.log_manager import LogDir
+from pylogctl.storage.log_dir_layout import child_log_dirs
+from pylogctl.storage.log_dir import LogDir
 from pylogctl.storage.segment import LogSegment
 from pylogctl.storage.loader.recovery_dry_run import ScratchDir, recover_read_only
 from pylogctl.storage.transaction_index import read_transaction_index

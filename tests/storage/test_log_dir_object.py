@@ -13,7 +13,7 @@ from pylogctl.errors import LogDirLockedError
 from pylogctl.storage.checkpoint import read_offset_checkpoint
 from pylogctl.storage.loader.apply import PlanOutdatedError
 from pylogctl.storage.loader.plan import LoadInputs
-from pylogctl.storage.log_manager import (CLEANER_OFFSET_CHECKPOINT, HIGH_WATERMARK_CHECKPOINT,
+from pylogctl.storage.log_dir import (CLEANER_OFFSET_CHECKPOINT, HIGH_WATERMARK_CHECKPOINT,
                                           LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT,
                                           LogDir)
 from load_support import copy_partition, fingerprint, writable_copy
@@ -201,14 +201,15 @@ def test_mark_clean_shutdown_flushes_then_moves_recovery_points_and_writes_the_m
         corpus, tmp_path, monkeypatch, syncfs):
     # a small dir flushes file by file, a large one (here: any) with one syncfs; either way
     # the recovery points end at the log ends and the marker comes last
-    from pylogctl.storage import files, log_manager
-    from pylogctl.storage.log_manager import CLEAN_SHUTDOWN_UNKNOWN_EPOCH, LogDir
+    from pylogctl.storage import files
+    from pylogctl.storage import log_dir as log_dir_module
+    from pylogctl.storage.log_dir import CLEAN_SHUTDOWN_UNKNOWN_EPOCH, LogDir
 
     root = writable_copy(corpus / "invoice-multiseg", tmp_path / "invoice")
-    monkeypatch.setattr(log_manager, "SYNCFS_FROM_FILES", 0 if syncfs else 10**9)
+    monkeypatch.setattr(log_dir_module, "SYNCFS_FROM_FILES", 0 if syncfs else 10**9)
     synced = []
     real = files.sync_file_system
-    monkeypatch.setattr(log_manager, "sync_file_system",
+    monkeypatch.setattr(log_dir_module, "sync_file_system",
                         lambda path: synced.append(path) or real(path))
     log_dir = LogDir(root)
     log_ends = {e.key: log_dir.plan(e).log_end_offset for e in log_dir.partitions}

@@ -6,7 +6,7 @@ import pytest
 
 from pylogctl.storage.naming import log_filename
 from pylogctl.storage.partition_paths import PathKind, resolve_path, select_partitions
-from pylogctl.tools.sample_log_dir import write_sample_log_dir
+from pylogctl.tools.sample import write_sample_log_dir
 
 
 @pytest.fixture

@@ -14,10 +14,10 @@ from pylogctl.errors import ExitCode, LogDirLockedError, UsageError
 from pylogctl.storage.checkpoint import read_offset_checkpoint
 from pylogctl.storage.leftover_moves import compare_copy, leftover_moves
 from pylogctl.storage.lock import LogDirLock
-from pylogctl.storage.log_dir import CLEAN_SHUTDOWN_FILE
+from pylogctl.storage.log_dir_layout import CLEAN_SHUTDOWN_FILE
 from pylogctl.storage.checkpoint import (CLEANER_OFFSET_CHECKPOINT, HIGH_WATERMARK_CHECKPOINT,
                                          OFFSET_CHECKPOINTS)
-from pylogctl.storage.log_manager import LogDir
+from pylogctl.storage.log_dir import LogDir
 from pylogctl.storage.replica_move import (MoveRefusedError, copy_replica, execute, plan_future,
                                            plan_move)
 from pylogctl.tools.move import MoveRequest, move

@@ -11,7 +11,7 @@ import pytest
 from pylogctl.storage import log as log_module
 from pylogctl.storage.checkpoint import EpochEntry
 from pylogctl.storage.log_config import LogConfig
-from pylogctl.storage.log_manager import LogDir
+from pylogctl.storage.log_dir import LogDir
 from pylogctl.storage.retention import (LOG_START_RULE, SIZE_RULE, TIME_RULE, LogState,
                                         SegmentInfo, rules_for, run_pass, simulate)
 

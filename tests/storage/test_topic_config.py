@@ -13,7 +13,7 @@ from pylogctl.storage.topic_config import (COMMAND_LINE, COMMAND_LINE_BROKER, CO
                                            KRAFT_BROKER, KRAFT_CLUSTER_DEFAULT, KRAFT_TOPIC,
                                            ConfigSources, parse_overrides)
 from pylogctl.tools.config import ConfigOptions, TopicConfigs
-from pylogctl.storage.log_manager import LogDir
+from pylogctl.storage.log_dir import LogDir
 
 from retention_support import config_record, metadata_batches
 

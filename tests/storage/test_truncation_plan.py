@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from pylogctl.format.log_stream import iter_batches
-from pylogctl.storage.log_manager import LogDir
+from pylogctl.storage.log_dir import LogDir
 
 from load_support import copy_partition, fingerprint
 

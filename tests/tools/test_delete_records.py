@@ -13,7 +13,7 @@ import pytest
 from pylogctl.errors import UsageError
 from pylogctl.storage.lock import LogDirLock
 from pylogctl.tools.delete_records import parse_offset_json
-from pylogctl.tools.sample_log_dir import write_sample_log_dir
+from pylogctl.tools.sample import write_sample_log_dir
 from support import run_pylogctl
 
 

@@ -9,7 +9,7 @@ from kafka.record import MemoryRecords
 
 from support import corpus_catalogue, corpus_params, segment_files
 from pylogctl.storage.file_records import FileRecords
-from pylogctl.tools.dump_log_segments import DumpOptions, dump_log
+from pylogctl.tools.dump_segment import DumpOptions, dump_log
 
 pytestmark = pytest.mark.corpus
 

@@ -27,8 +27,8 @@ from pylogctl.format.crc import crc32c
 from pylogctl.format.java_string import java_utf8
 from pylogctl.format.record_batch import encode_batch_header, encode_record
 from pylogctl.formatters import get_formatter
-from pylogctl.tools import dump_log_segments as dls
-from pylogctl.tools.dump_log_segments import DumpOptions, dump_log
+from pylogctl.tools import dump_segment as dls
+from pylogctl.tools.dump_segment import DumpOptions, dump_log
 
 if dls._c_record_lines is None:
     pytest.skip("the C accelerator is not built or PYLOGCTL_NO_SPEEDUPS is set",

@@ -20,8 +20,8 @@ from support import corpus_params, segment_files
 from pylogctl.format.builder import build_batch
 from pylogctl.format.crc import crc32c
 from pylogctl.formatters import get_formatter
-from pylogctl.tools import dump_log_segments as dls
-from pylogctl.tools.dump_log_segments import DumpOptions, dump_log
+from pylogctl.tools import dump_segment as dls
+from pylogctl.tools.dump_segment import DumpOptions, dump_log
 
 if dls._c_batch_lines is None:
     pytest.skip("the C accelerator is not built or PYLOGCTL_NO_SPEEDUPS is set",

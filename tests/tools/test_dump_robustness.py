@@ -6,8 +6,8 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from pylogctl.tools.dump_log_segments import DumpOptions, dump_log
-from pylogctl.tools.sample_log_dir import _orders_segment
+from pylogctl.tools.dump_segment import DumpOptions, dump_log
+from pylogctl.tools.sample import _orders_segment
 
 SEGMENT, _ = _orders_segment()
 OPTIONS = DumpOptions(print_data=True, key_decoder="json", value_decoder="json")

@@ -31,7 +31,7 @@ from pylogctl.format.builder import RecordBatchBuilder
 from pylogctl.format.control import ControlRecordType, SNAPSHOT_FOOTER, SNAPSHOT_HEADER
 from pylogctl.format.message import write_message
 from pylogctl.format.metadata_records import encode_metadata_record
-from pylogctl.tools.sample_log_dir import _orders_segment
+from pylogctl.tools.sample import _orders_segment
 
 SEG, _ = _orders_segment()
 SIZES = []

@@ -7,7 +7,7 @@ import pytest
 
 from pylogctl.errors import UsageError
 from pylogctl.tools.get_offsets import parse_time, partition_filter
-from pylogctl.tools.sample_log_dir import write_sample_log_dir
+from pylogctl.tools.sample import write_sample_log_dir
 from support import run_pylogctl
 
 

@@ -13,12 +13,12 @@ from pylogctl.errors import FileUnreadableError, UsageError
 from pylogctl.format.builder import RecordBatchBuilder
 from pylogctl.storage.checkpoint import format_checkpoint
 from pylogctl.storage.file_records import FileRecords
-from pylogctl.storage.log_dir import partition_dir_files
+from pylogctl.storage.log_dir_layout import partition_dir_files
 from pylogctl.storage.naming import (PartitionDirName, file_offset, log_filename,
                                      parse_partition_dir_name)
-from pylogctl.tools.dump_files import dump_file, expand_paths
+from pylogctl.tools.dump_dispatch import dump_file, expand_paths
 from pylogctl.tools.log_dir_summary import LogDirSummaryDump, summarize_log_dir
-from pylogctl.tools.sample_log_dir import write_sample_log_dir
+from pylogctl.tools.sample import write_sample_log_dir
 
 TS = 1_700_000_000_000
 

@@ -9,11 +9,11 @@ from pathlib import Path
 from groups_support import OffsetsLog
 from pylogctl.format.builder import RecordBatchBuilder
 from pylogctl.pipeline.local_engine import LocalEngine
-from pylogctl.tools import dump_log_segments
+from pylogctl.tools import dump_segment
 from pylogctl.tools.consumer_groups import ConsumerGroups
-from pylogctl.tools.dump_log_segments import dump_log
+from pylogctl.tools.dump_segment import dump_log
 from pylogctl.tools.dump_options import DumpOptions
-from pylogctl.tools.sample_log_dir import write_sample_log_dir
+from pylogctl.tools.sample import write_sample_log_dir
 
 
 def _log_dir(tmp_path: Path, batches: int = 300) -> Path:
@@ -41,7 +41,7 @@ def _log_dir(tmp_path: Path, batches: int = 300) -> Path:
 
 def test_dump_log_reports_every_valid_byte(tmp_path: Path, monkeypatch) -> None:
     root = _log_dir(tmp_path)
-    monkeypatch.setattr(dump_log_segments, "PROGRESS_STEP", 10_000)  # several reports
+    monkeypatch.setattr(dump_segment, "PROGRESS_STEP", 10_000)  # several reports
     path = root / "t-0" / "00000000000000000000.log"
     # runs of lines are rendered in C, batch lines and with --deep-iteration record lines too,
     # a report per run (one run here); --skip-record-metadata takes the Python path, which

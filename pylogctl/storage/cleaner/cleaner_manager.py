@@ -22,7 +22,7 @@ from ..backup import Backup
 from .cleaner import Cleaner, CleaningResult
 from .cleaner_log import CleanerLog
 from ..checkpoint import CLEANER_OFFSET_CHECKPOINT, CheckpointUpdate
-from ..log_manager import LogDir, PartitionEntry
+from ..log_dir import LogDir, PartitionEntry
 from .log_to_clean import LogToClean, log_to_clean
 
 logger = logging.getLogger(__name__)

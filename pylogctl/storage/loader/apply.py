@@ -43,7 +43,7 @@ stops after every step of three scenarios):
   a log emptied by a crash would otherwise keep an epoch entry that the uninterrupted run drops.
 * The leader-epoch checkpoint and producer snapshots are written atomically (temp file, fsync,
   rename); snapshots are caches that the next plan re-derives. Offsets live in the log dir's
-  checkpoints, which :class:`~pylogctl.storage.log_manager.LogDir` writes after this returns: a
+  checkpoints, which :class:`~pylogctl.storage.log_dir.LogDir` writes after this returns: a
   crash before that leaves the old checkpoints, from which the next plan computes the same
   offsets.
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Union
 
 from ..errors import PylogctlError, UsageError
 from ..storage.files import require_path
-from ..storage.log_dir import not_a_kafka_dir, partition_dir_files
+from ..storage.log_dir_layout import not_a_kafka_dir, partition_dir_files
 from ..storage.naming import (CHECKPOINT_SUFFIX, INDEX_SUFFIX, LOG_SUFFIX,
                               PRODUCER_SNAPSHOT_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX,
                               suffix_of)
@@ -20,7 +20,7 @@ from .dump_options import DumpOptions, IndexDumpOptions
 
 if TYPE_CHECKING:  # the dumps load on first use: a .log dump needs none of the others
     from .dump_index import IndexDump
-    from .dump_log_segments import LogDump
+    from .dump_segment import LogDump
     from .dump_metadata import MetadataDump
     from .dump_state import StateDump
     from .log_dir_summary import LogDirSummaryDump
@@ -88,7 +88,7 @@ def dump_file(path: str | os.PathLike[str], options: DumpOptions = DumpOptions()
         return dump_metadata(path)
     suffix = suffix_of(path)
     if suffix in (LOG_SUFFIX, CHECKPOINT_SUFFIX):
-        from .dump_log_segments import dump_log
+        from .dump_segment import dump_log
         return dump_log(path, options, progress)
     if suffix in (INDEX_SUFFIX, TIME_INDEX_SUFFIX):
         from .dump_index import dump_index

@@ -16,7 +16,7 @@ from ..format.compression import Codec
 from ..storage.checkpoint import (HIGH_WATERMARK_CHECKPOINT, LEADER_EPOCH_CHECKPOINT,
                                   LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT,
                                   format_checkpoint)
-from ..storage.log_dir import META_PROPERTIES, PARTITION_METADATA
+from ..storage.log_dir_layout import META_PROPERTIES, PARTITION_METADATA
 from ..storage.naming import log_filename
 
 BASE_TS = 1_700_000_000_000
