@@ -11,11 +11,10 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Sequence
 
-from pylogctl.tools.consumer_groups import LIST_COLUMNS, describe_columns
-from pylogctl.tools.share_groups import describe_columns as share_describe_columns
-from pylogctl.tools.streams_groups import describe_columns as streams_describe_columns
-from pylogctl.tools.consumer_group_changes import (DELETION_COLUMNS, OFFSET_DELETION_COLUMNS,
-                                          RESET_COLUMNS)
+from pylogctl.tools.group_columns import (DELETION_COLUMNS, LIST_COLUMNS,
+                                          OFFSET_DELETION_COLUMNS, RESET_COLUMNS,
+                                          consumer_describe_columns, share_describe_columns,
+                                          streams_describe_columns)
 from .table import TableSection
 
 
@@ -29,7 +28,7 @@ def list_section(rows: list[dict[str, Any]], include_type: bool, include_state: 
 def describe_section(reports: Sequence[Any], view: str, verbose: bool) -> TableSection:
     """``reports`` are the engine's ``GroupReport`` objects, in order."""
     rows = [row for r in reports for row in r.rows]
-    return TableSection(rows, describe_columns(view, verbose), block=max(1, len(rows)),
+    return TableSection(rows, consumer_describe_columns(view, verbose), block=max(1, len(rows)),
                         kind="group-describe", text={"view": view, "verbose": verbose, "groups": [
                             {"group": r.group, "state": r.state, "error": r.error,
                              "exists": r.state is not None, "notice": r.notice}

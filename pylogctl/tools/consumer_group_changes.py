@@ -258,11 +258,6 @@ def _subscribed_topics(group: Group) -> set[str]:
     return topics
 
 
-DELETION_COLUMNS = ("group", "deleted", "error")
-OFFSET_DELETION_COLUMNS = ("group", "topic", "partition", "status")
-RESET_COLUMNS = ("group", "topic", "partition", "newOffset")
-
-
 def deletion_rows(deletions: Sequence[GroupDeletion]) -> list[dict[str, Any]]:
     return [{"group": d.group, "deleted": d.error is None,
              "error": None if d.error is None else str(d.error)} for d in deletions]

@@ -26,38 +26,16 @@ ready for the text, JSON and YAML formatters.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 from ..errors import UsageError
 from ..format.group_coordinator_records import TOPIC
 from ..format.java_string import java_order
-from ..groups.end_offsets import EndOffsets, LagFrom
+from ..groups.committed_offsets import CommittedOffsets, Provenance
 from ..groups.group_metadata import Group, GroupState, GroupType
 from ..groups.offset_commits import TopicPartition
-from ..groups.offsets_topic import GroupsLoad, OffsetsTopic
-from ..groups.replicas import LogDirs, choices_summary
-from ..groups.stranded_commits import StrandedCommit, outside
-from ..storage.kraft_configs import KraftConfigs, find_metadata_dir, read_kraft_configs
-
-VIEWS = ("offsets", "members", "state")
-LIST_COLUMNS = ("group", "type", "state")
-
-
-def describe_columns(view: str, verbose: bool) -> tuple[str, ...]:
-    """The keys of a ``--describe`` view's rows, in order (for a table with no rows)."""
-    if view == "offsets":
-        return ("group", "topic", "partition", *(("leaderEpoch",) if verbose else ()),
-                "currentOffset", "logEndOffset", "lag", "consumerId", "host", "clientId")
-    if view == "members":
-        return ("group", "consumerId", "groupInstanceId", "host", "clientId", "numPartitions",
-                *(("currentEpoch", "currentAssignment", "targetEpoch", "targetAssignment",
-                   "upgraded") if verbose else ()))
-    if view == "state":
-        return ("group", "coordinator", "assignmentStrategy", "state",
-                *(("groupEpoch", "targetAssignmentEpoch") if verbose else ()), "numMembers")
-    raise ValueError(f"view is one of {VIEWS}, not {view!r}")
+from .group_columns import check_view
 
 
 def parse_states(text: str, valid: Sequence[str] = GroupState.ALL) -> set[str]:
@@ -102,100 +80,23 @@ class GroupReport:
         return None
 
 
-@dataclass
-class Provenance:
-    """Where the answers came from: the lines of the note on stderr, and whether reading met
-    invalid data (exit code 1)."""
+class ConsumerGroups(CommittedOffsets):
+    """The groups of the given log dirs (their reading and lag: :class:`CommittedOffsets`),
+    described as kafka-consumer-groups.sh would."""
 
-    lines: list[str]
-    problem: bool
-
-
-def _size(n: int) -> str:
-    if n < 1024:
-        return f"{n} bytes"
-    scaled, unit = next((n / 1024 ** k, u) for k, u in ((3, "GiB"), (2, "MiB"), (1, "KiB"))
-                        if n >= 1024 ** k)
-    return f"{scaled:.1f} {unit}"
-
-
-
-
-class ConsumerGroups:
-    """The groups of the given log dirs, described as kafka-consumer-groups.sh would."""
-
-    def __init__(self, paths: Sequence[str | os.PathLike[str]], lag_from: LagFrom = "hw",
-                 partition_count: int | None = None,
-                 progress: Callable[[int], None] | None = None) -> None:
-        self.log_dirs = LogDirs(paths)
-        self._kraft: list[KraftConfigs] | None = None
-        if partition_count is None:  # --offsets-partitions wins, then the metadata image
-            partition_count = self.registered_offsets_partitions()
-        self.topic = OffsetsTopic(self.log_dirs, partition_count)
-        self.end_offsets = EndOffsets(self.log_dirs, lag_from)
-        self.lag_from = lag_from
-        self.load: GroupsLoad | None = None
-        # rows described whose committed offset lies outside the partition's log (a truncation
-        # or retention since the commit): the CLI warns about them
-        self.stranded: list[StrandedCommit] = []
-        # called with the segment bytes of each __consumer_offsets partition loaded; may be
-        # set after construction, once read_size() has given a progress bar its total
-        self.progress = progress
-
-    def read_size(self, group_ids: Iterable[str] | None) -> int:
-        """The __consumer_offsets bytes loading ``group_ids`` (None: every group) reads."""
-        return self.topic.read_size(None if group_ids is None else set(group_ids))
-
-    def provenance(self, view: str, verbose: bool = False) -> Provenance:
+    def provenance(self, view: str) -> Provenance:
         """What the last list or describe read, and what the columns of ``view`` (``list``,
-        ``list-states`` or one of :data:`VIEWS`) mean; the replicas chosen among several in
-        one line, or with ``verbose`` one per partition."""
-        load = self.load
-        assert load is not None, "list or describe first"
-        lines = []
-        if not self.topic.present:
-            lines.append(f"no {TOPIC} partitions in the log dirs: no group can be shown")
+        ``list-states`` or one of :data:`~.group_columns.VIEWS`) mean."""
+        meaning = []
         if view != "list":
-            lines.append("as last persisted in __consumer_offsets: states and members are "
-                         "those of the last rebalance written to disk, not live ones")
+            meaning.append("as last persisted in __consumer_offsets: states and members are "
+                           "those of the last rebalance written to disk, not live ones")
         if view == "offsets":
-            lines.append("LOG-END-OFFSET is " + (
+            meaning.append("LOG-END-OFFSET is " + (
                 "each partition's high watermark (replication-offset-checkpoint, at most the "
                 "log end offset)" if self.lag_from == "hw" else
                 "each partition's log end offset (--lag-from leo)"))
-        by_dir: dict[str, int] = {}
-        for choice in sorted(load.replicas.values(), key=lambda c: c.chosen.log_dir):
-            r = choice.chosen
-            name = r.log_dir + ("" if r.broker_id is None else f" (broker {r.broker_id})")
-            by_dir[name] = by_dir.get(name, 0) + 1
-        if self.topic.present:
-            lines.append(f"read {len(load.partitions)} of {load.partition_count} {TOPIC} "
-                         f"partitions ({_size(load.bytes_read)}) from "
-                         + (", ".join(f"{d}: {n}" for d, n in by_dir.items()) or "none"))
-        if self.topic.missing_partitions:
-            counted = ("as given" if self.topic.given_count is not None
-                       else "the highest found plus one")
-            lines.append(f"{TOPIC} partitions {_ranges(self.topic.missing_partitions)} are in "
-                         f"none of the log dirs: groups stored there are not shown, and the "
-                         f"partition count ({load.partition_count}, {counted}) may be wrong; "
-                         f"give every broker's log dir, or --offsets-partitions N")
-        choices = self.log_dirs.choices
-        if choices:
-            lines += ([c.line() for c in choices] if verbose
-                      else [choices_summary(choices) + " (--verbose lists them)"])
-        notes = [n for p in load.partitions for n in p.notes]
-        replica_notes = [n for c in self.log_dirs.made
-                         for r in (c.chosen, *c.others) for n in r.notes]
-        problem = (any(n.problem for n in notes) or bool(replica_notes)
-                   or bool(self.log_dirs.notes))
-        lines += [str(n) for n in notes] + replica_notes + self.log_dirs.notes
-        return Provenance(lines, problem)
-
-    def load_groups(self, group_ids: Iterable[str] | None) -> dict[str, Group]:
-        """Load ``group_ids`` (None: every group) and keep how they were read in ``load``."""
-        self.load = self.topic.load(None if group_ids is None else set(group_ids),
-                                    progress=self.progress)
-        return self.load.groups
+        return self.reading_provenance(meaning)
 
     # -- --list -------------------------------------------------------------------------
     def list(self, states: set[str] | None = None, types: set[str] | None = None
@@ -214,9 +115,9 @@ class ConsumerGroups:
     # -- --describe ---------------------------------------------------------------------
     def describe(self, group_ids: Sequence[str] | None, view: str = "offsets",
                  verbose: bool = False) -> list[GroupReport]:
-        """``--describe`` of ``group_ids`` (None: ``--all-groups``) in one of :data:`VIEWS`."""
-        if view not in VIEWS:
-            raise ValueError(f"view is one of {VIEWS}, not {view!r}")
+        """``--describe`` of ``group_ids`` (None: ``--all-groups``) in one of
+        :data:`~.group_columns.VIEWS`."""
+        check_view(view)
         groups = self.load_groups(group_ids)
         if group_ids is None:
             ids = [g.group_id for g in groups.values() if g.is_consumer_group]
@@ -245,39 +146,15 @@ class ConsumerGroups:
 
     def _offsets_rows(self, group: Group, verbose: bool) -> list[dict[str, Any]]:
         rows = []
-        assigned: set[TopicPartition] = set()
-        members = sorted((m for m in group.members if m.assignment),
-                         key=lambda m: -len(m.assignment))
-        for m in members:
-            assigned.update(m.assignment)
-            rows += self._partition_rows(group, sorted(m.assignment), verbose,
-                                         m.member_id, m.client_host, m.client_id)
-        unowned = sorted(tp for tp in group.offsets if tp not in assigned)
-        return rows + self._partition_rows(group, unowned, verbose, None, None, None)
-
-    def _partition_rows(self, group: Group, partitions: list[TopicPartition], verbose: bool,
-                        consumer_id: str | None, host: str | None, client_id: str | None
-                        ) -> list[dict[str, Any]]:
-        rows = []
-        end_offset = self.end_offsets.get
-        for tp in partitions:
-            committed = group.offsets.get(tp)
-            # the Admin client hands over a committed -1 (no offset) as none at all
-            offset = None if committed is None or committed.offset == -1 else committed.offset
-            found = end_offset(tp.topic, tp.partition)
-            end = found.offset
-            if offset is not None and found.replica is not None and outside(
-                    offset, found.replica.log_start_offset, found.log_end_offset):
-                self.stranded.append(StrandedCommit(group.group_id, tp.topic, tp.partition,
-                                                    offset, found.replica.log_start_offset,
-                                                    found.log_end_offset))
-            row: dict[str, Any] = {"group": group.group_id, "topic": tp.topic,
-                                   "partition": tp.partition}
+        for p in self.partition_lags(group):
+            owner = (None, None, None) if p.member is None else (
+                p.member.member_id, p.member.client_host, p.member.client_id)
+            row: dict[str, Any] = {"group": group.group_id, "topic": p.topic,
+                                   "partition": p.partition}
             if verbose:
-                row["leaderEpoch"] = None if committed is None else committed.leader_epoch
-            row.update(currentOffset=offset, logEndOffset=end,
-                       lag=None if offset is None or end is None else end - offset,
-                       consumerId=consumer_id, host=host, clientId=client_id)
+                row["leaderEpoch"] = None if p.commit is None else p.commit.leader_epoch
+            row.update(currentOffset=p.offset, logEndOffset=p.end, lag=p.lag)
+            row.update(zip(("consumerId", "host", "clientId"), owner))
             rows.append(row)
         return rows
 
@@ -295,23 +172,6 @@ class ConsumerGroups:
                            upgraded=m.upgraded)
             rows.append(row)
         return rows
-
-    def kraft_configs(self) -> list[KraftConfigs]:
-        """The KRaft metadata state replayed from each log dir that holds a metadata log."""
-        if self._kraft is None:
-            self._kraft = [read_kraft_configs(metadata_dir) for log_dir in self.log_dirs.log_dirs
-                           if (metadata_dir := find_metadata_dir(log_dir.path)) is not None]
-        return self._kraft
-
-    def registered_offsets_partitions(self) -> int | None:
-        """How many partitions the KRaft metadata registers for ``__consumer_offsets`` (the
-        most any metadata log given says), None without a metadata log that has the topic."""
-        counts = []
-        for configs in self.kraft_configs():
-            ids = [i for i, name in configs.topic_names.items() if name == TOPIC]
-            if ids:
-                counts.append(sum(1 for topic_id, _ in configs.partitions if topic_id == ids[0]))
-        return max(counts) if counts else None
 
     def broker_endpoints(self) -> dict[int, str]:
         """``broker id -> host:port`` from the KRaft metadata logs of the log dirs given."""
@@ -350,17 +210,6 @@ class ConsumerGroups:
                        targetAssignmentEpoch=group.target_assignment_epoch if modern else None)
         row["numMembers"] = len(group.members)
         return [row]
-
-
-def _ranges(numbers: list[int]) -> str:
-    """``1, 3-5, 9``."""
-    out: list[str] = []
-    for n in numbers:
-        if out and out[-1].split("-")[-1] == str(n - 1):
-            out[-1] = out[-1].split("-")[0] + f"-{n}"
-        else:
-            out.append(str(n))
-    return ", ".join(out)
 
 
 def _strategy(group: Group) -> str | None:

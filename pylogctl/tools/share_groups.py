@@ -19,22 +19,7 @@ from typing import Any, Sequence
 from ..groups.group_metadata import Group, GroupType
 from ..groups.share_group_state import SharePartitionState, load_share_states
 from .consumer_groups import ConsumerGroups, java_order
-
-VIEWS = ("offsets", "members", "state")
-
-
-def describe_columns(view: str, verbose: bool) -> tuple[str, ...]:
-    """The keys of a view's rows, in order."""
-    if view == "offsets":
-        return ("group", "topic", "partition", *(("leaderEpoch",) if verbose else ()),
-                "startOffset", "lag")
-    if view == "members":
-        return ("group", "consumerId", "host", "clientId", "numPartitions",
-                *(("memberEpoch",) if verbose else ()), "assignment")
-    if view == "state":
-        return ("group", "coordinator", "state", *(("groupEpoch", "assignmentEpoch")
-                                                   if verbose else ()), "numMembers")
-    raise ValueError(f"view is one of {VIEWS}, not {view!r}")
+from .group_columns import check_view
 
 
 @dataclass
@@ -80,8 +65,7 @@ class ShareGroups:
 
     def describe(self, group_ids: Sequence[str] | None, view: str = "offsets",
                  verbose: bool = False) -> list[ShareGroupReport]:
-        if view not in VIEWS:
-            raise ValueError(f"view is one of {VIEWS}, not {view!r}")
+        check_view(view)
         groups = self.share_groups()
         ids = list(groups) if group_ids is None else list(dict.fromkeys(group_ids))
         reports = []

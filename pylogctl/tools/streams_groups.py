@@ -29,26 +29,11 @@ from ..groups.offset_commits import TopicPartition
 from ..groups.streams_group import TaskAssignment, Tasks
 from .consumer_groups import ConsumerGroups, java_order
 from .consumer_groups import parse_states as parse_consumer_group_states
+from .group_columns import check_view
 
-VIEWS = ("offsets", "members", "state")
 DEFAULT_ASSIGNOR = "sticky"  # StickyTaskAssignor, the first of group.streams.assignors
 ASSIGNOR_CONFIG = "streams.assignor.name"  # GroupConfig.STREAMS_ASSIGNOR_NAME_CONFIG
 STATES = GroupState.STREAMS
-
-
-def describe_columns(view: str, verbose: bool) -> tuple[str, ...]:
-    """The keys of a view's rows, in order."""
-    if view == "offsets":
-        return ("group", "topic", "partition",
-                *(("currentOffset", "leaderEpoch", "logEndOffset") if verbose else ()), "lag")
-    if view == "members":
-        return ("group", *(("targetAssignmentEpoch", "topologyEpoch") if verbose else ()),
-                "memberId", *(("memberProtocol", "memberEpoch") if verbose else ()),
-                "processId", "clientId", "assignments")
-    if view == "state":
-        return ("group", "coordinator", "assignor", "state",
-                *(("groupEpoch", "targetAssignmentEpoch") if verbose else ()), "numMembers")
-    raise ValueError(f"view is one of {VIEWS}, not {view!r}")
 
 
 def parse_states(text: str) -> set[str]:
@@ -101,8 +86,7 @@ class StreamsGroups:
 
     def describe(self, group_ids: Sequence[str] | None, view: str = "offsets",
                  verbose: bool = False) -> list[StreamsGroupReport]:
-        if view not in VIEWS:
-            raise ValueError(f"view is one of {VIEWS}, not {view!r}")
+        check_view(view)
         groups = self.streams_groups()
         ids = sorted(groups, key=java_order) if group_ids is None else list(group_ids)
         reports = []

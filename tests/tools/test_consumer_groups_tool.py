@@ -14,7 +14,9 @@ from pylogctl.format.group_coordinator_records import encode_group_record
 from pylogctl.formatters import get_formatter
 from pylogctl.formatters.consumer_groups_text import assignment_text
 from pylogctl.formatters.group_sections import describe_section
-from pylogctl.tools.consumer_groups import VIEWS, ConsumerGroups, describe_columns, java_order
+from pylogctl.tools.consumer_groups import ConsumerGroups, java_order
+from pylogctl.tools.group_columns import VIEWS
+from pylogctl.tools.group_columns import consumer_describe_columns as describe_columns
 
 TOPIC_ID = bytes(range(16))
 
