@@ -9,7 +9,7 @@ groups: [...]}``, and its NDJSON a row per line tagged ``"type": "partition"`` o
 
 Table (and text, which is the plain table): TOPIC PARTITION OFFSET TIMESTAMP KEY VALUE, the
 timestamp in UTC ISO 8601 with milliseconds, key and value by pylogctl's one rule for bytes
-(:func:`pylogctl.format.readable.readable`: valid UTF-8 as text, control characters escaped,
+(:func:`pylogctl.format.readable_bytes.readable`: valid UTF-8 as text, control characters escaped,
 anything else with ``\\xNN`` escapes), a decoded value as its text or compact JSON, values
 cut to ``VALUE_WIDTH`` characters with ``…``; ``-`` for null. These are
 :class:`~.table.TableSection` objects for any formatter.
@@ -22,7 +22,7 @@ import datetime as _dt
 import json
 from typing import Any, Iterable, Iterator
 
-from pylogctl.format.readable import readable
+from pylogctl.format.readable_bytes import readable
 
 from .table import TableSection
 

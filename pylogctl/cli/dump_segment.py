@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Callable, Iterator, List, Optional
 import typer
 
 from ..errors import ExitCode, PylogctlError, UsageError
-from ..tools.decoders import (DECODER_NAMES, READABLE_RULE, SCHEMA_DECODER_NAMES, SCHEMAS_TOPIC,
-                              decoder_for_class)
+from ..format.readable_bytes import READABLE_RULE
+from ..tools.decoders import DECODER_NAMES, SCHEMA_DECODER_NAMES, SCHEMAS_TOPIC, decoder_for_class
 from ..tools.dump_options import (DEFAULT_MAX_BYTES, DEFAULT_MAX_MESSAGE_SIZE, DumpOptions,
                                   IndexDumpOptions)
 from .app import EXIT_CODES_HELP, app

@@ -136,7 +136,7 @@ def schemas_topic_option() -> Any:
 
 
 def _help() -> str:
-    from ..tools.decoders import READABLE_RULE
+    from ..format.readable_bytes import READABLE_RULE
 
     return HELP.format(rule=READABLE_RULE)
 

@@ -1,7 +1,7 @@
 """Kafka's byte formats: bytes in, typed objects out (and back). No files, no printing.
 
 Besides Kafka's own: :mod:`.confluent_wire`, the framing of Schema Registry's serializers, and
-:mod:`.readable`, the one rule for showing bytes in pylogctl's own text output.
+:mod:`.readable_bytes`, pylogctl's one rule for bytes in text output.
 
 Java behaviours Kafka's output depends on live here too, below every other layer:
 :mod:`.java_string` (modified UTF-8), :mod:`.jackson` (Jackson's JSON rendering),

@@ -14,7 +14,8 @@ Kafka's decoders (``org.apache.kafka.tools.api`` since 4.0, ``kafka.serializer``
   pylogctl prints the bytes in hex instead, deliberately.
 
 ``text``, ``base64``, ``json`` and ``none`` are pylogctl's own conveniences. ``text`` is the
-one rule for bytes in pylogctl's own text output (:func:`readable`). ``avro``, ``protobuf``,
+one rule for bytes in pylogctl's own text output
+(:func:`pylogctl.format.readable_bytes.readable`). ``avro``, ``protobuf``,
 ``json-schema`` and ``schema-registry`` (any of the three, by the schema's type) read the
 Confluent wire format with the schemas of a ``_schemas`` topic
 (:mod:`.schema_decoders`). A decoder returns a JSON-ready value: a string, an int, or for
@@ -28,7 +29,7 @@ import json
 from typing import Any, Callable, Iterable, Iterator
 
 from ..format.java_string import java_utf8
-from ..format.readable import readable
+from ..format.readable_bytes import readable
 
 # where the schema decoders look by default: Schema Registry's default kafkastore.topic (the
 # same name as groups.schemas_topic.TOPIC, kept here for the command line's light imports)
@@ -36,10 +37,6 @@ SCHEMAS_TOPIC = "_schemas"
 SCHEMA_DECODER_NAMES = ("avro", "protobuf", "json-schema", "schema-registry")
 DECODER_NAMES = ("string", "text", "integer", "long", "hex", "base64", "json",
                  *SCHEMA_DECODER_NAMES, "none")
-# the rule, as --help states it
-READABLE_RULE = ("values that are valid UTF-8 print as text (control characters escaped: \\n, "
-                 "\\t, \\x00); any other value prints its printable ASCII bytes as they are and "
-                 "every other byte as \\xNN (a backslash as \\\\)")
 Decoder = Callable[[bytes], Any]
 
 _KAFKA_4 = "org.apache.kafka.tools.api."
@@ -64,7 +61,8 @@ class ValueDecodeError(ValueError):
 
 def decode_or_show(decoder: Decoder, raw: bytes, report: Callable[[str], None]) -> Any:
     """``decoder(raw)``; what it cannot decode is reported (one line) and shown by
-    :func:`readable`, so one odd record never stops a dump or a scan."""
+    :func:`~pylogctl.format.readable_bytes.readable`, so one odd record never stops a dump or a
+    scan."""
     try:
         return decoder(raw)
     except ValueDecodeError as exc:

@@ -21,13 +21,14 @@ from ..format.legacy import LegacyBatch
 from ..format.log_stream import AnyBatch
 from ..format.message import to_json_value
 from ..format.record import LegacyRecord, Record
+from ..format.readable_bytes import readable
 from ..format.record_batch import RecordBatch
 from ..format.varint import INT64_MAX, INT64_MIN
 from ..storage.file_records import FileRecords
 from ..storage.naming import (BOOTSTRAP_CHECKPOINT, CHECKPOINT_SUFFIX, LOG_SUFFIX,
                               offset_from_file, snapshot_id_from_file)
 from ..speedups import accelerator
-from .decoders import ShortDataError, ValueDecodeError, decode_or_show, get_decoder, readable
+from .decoders import ShortDataError, ValueDecodeError, decode_or_show, get_decoder
 from .dump_options import DEFAULT_MAX_BYTES, DumpOptions
 from .record_parsers import DecoderAbortError, RecordParser, get_parser
 

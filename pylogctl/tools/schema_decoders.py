@@ -12,8 +12,8 @@ type resolution to us); JSON Schema payloads are JSON, checked with ``jsonschema
 They come with ``pip install 'pylogctl[schemas]'``; a missing one is a one-line error.
 
 Every decoded value is JSON-ready: Avro bytes and fixed as text by
-:func:`~.decoders.readable`, dates and decimals as strings, Protobuf messages in protobuf's
-JSON mapping (proto field names, fields at their default value included).
+:func:`~pylogctl.format.readable_bytes.readable`, dates and decimals as strings, Protobuf
+messages in protobuf's JSON mapping (proto field names, fields at their default value included).
 """
 
 from __future__ import annotations
@@ -30,10 +30,11 @@ from typing import Any, Callable
 
 from ..errors import CorruptRecordError, UsageError
 from ..format.confluent_wire import read_message_indexes, unframe
+from ..format.readable_bytes import readable
 from ..groups.replicas import LogDirs
 from ..groups.schemas_topic import (AVRO, JSON, PROTOBUF, TOPIC, RegisteredSchema, SchemaStore,
                                     load_schemas, log_dirs_holding)
-from .decoders import ValueDecodeError, readable
+from .decoders import ValueDecodeError
 
 # decoder name -> the schemaType it reads (None: whichever the id's schema has)
 SCHEMA_TYPES = {"avro": AVRO, "protobuf": PROTOBUF, "json-schema": JSON, "schema-registry": None}

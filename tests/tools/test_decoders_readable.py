@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pylogctl.tools.decoders import get_decoder, readable
+from pylogctl.format.readable_bytes import readable
+from pylogctl.tools.decoders import get_decoder
 
 
 @pytest.mark.parametrize("raw, shown", [

@@ -1,14 +1,16 @@
-"""The one rule for showing bytes in pylogctl's own text output.
+"""pylogctl's one rule for bytes in its own text output (``scan``, ``dump-segment``'s ``text``
+decoder, a value no decoder can read): valid UTF-8 prints as its text, anything else byte by
+byte, so binary data shows no U+FFFD and two different values never print alike.
 
-Valid UTF-8 prints as its text with control characters escaped; any other value prints its
-printable ASCII bytes as they are and every other byte as ``\\xNN`` (a backslash as
-``\\\\``): binary data shows no U+FFFD, and two different values never print alike. Plain data
-(no imports from the engine), so the formatters and the decoders share it. Kafka's own text
-(kafka-dump-log's payloads, Java's ``new String(bytes, UTF_8)``) is not this rule: those outputs
-keep Java's replacement character.
+Plain data, importing nothing from pylogctl: the engine's decoders and the formatters share it.
 """
 
 from __future__ import annotations
+
+# the rule, as --help states it
+READABLE_RULE = ("values that are valid UTF-8 print as text (control characters escaped: \\n, "
+                 "\\t, \\x00); any other value prints its printable ASCII bytes as they are and "
+                 "every other byte as \\xNN (a backslash as \\\\)")
 
 # valid UTF-8: C0 controls and DEL escaped
 _TEXT_ESCAPES = {i: f"\\x{i:02x}" for i in range(32)} | {9: "\\t", 10: "\\n", 13: "\\r",
