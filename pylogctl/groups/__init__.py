@@ -6,7 +6,9 @@ partition to read, :mod:`.replay` and :mod:`.group_loader` rebuild the groups of
 (:mod:`.group_metadata`, :mod:`.consumer_group`, :mod:`.share_group`, :mod:`.streams_group`,
 :mod:`.offset_commits`; :mod:`.share_group_state` replays ``__share_group_state``;
 :mod:`.java_hash_map` gives Kafka's iteration orders), :mod:`.offsets_topic`
-loads the partitions asked for, and :mod:`.end_offsets` reads where the consumed partitions end.
+loads the partitions asked for, :mod:`.end_offsets` reads where the consumed partitions end,
+and :mod:`.committed_offsets` measures each group's commits against those ends (the lag that
+``consumer-groups`` and ``stats`` show).
 
 Transactions: :mod:`.transaction_state_topic` loads ``__transaction_state`` as the transaction
 coordinator does (each id's :mod:`.transaction_metadata`, shared with the broker),

@@ -76,9 +76,9 @@ class LocalEngine:
         plan = self._plan(ScanFilter(), "one", keep=True)
         size = sum(map(split_size, plan.splits))
         if plan.log_dirs:
-            from ..tools.consumer_groups import ConsumerGroups
+            from ..groups.committed_offsets import CommittedOffsets
 
-            size += ConsumerGroups(plan.log_dirs).read_size(None)
+            size += CommittedOffsets(plan.log_dirs).read_size(None)
         return size
 
     def _read(self, split: SegmentSplit, scan_filter: ScanFilter,

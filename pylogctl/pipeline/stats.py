@@ -20,7 +20,8 @@ ratio included, are computed from those here, so the engines agree to the last d
 
 Per consumer group: the lag summed over its committed partitions, as
 ``kafka-consumer-groups --describe`` computes each partition's (the high watermark minus the
-committed offset), by the same loader (:class:`pylogctl.tools.consumer_groups.ConsumerGroups`).
+committed offset), by the same reading
+(:class:`pylogctl.groups.committed_offsets.CommittedOffsets`).
 """
 
 from __future__ import annotations
@@ -134,32 +135,33 @@ def group_lag(log_dirs: list[str], progress: Callable[[int], None] | None = None
               ) -> tuple[list[dict[str, Any]], list[str], bool]:
     """``(a row per consumer group, notes, whether reading met invalid data)``: the
     committed partitions, how many have a known lag, and their summed lag. ``progress``
-    gets the __consumer_offsets bytes replayed (:meth:`ConsumerGroups.read_size`)."""
+    gets the __consumer_offsets bytes replayed (:meth:`CommittedOffsets.read_size`)."""
     if not log_dirs:
         return [], [], False
-    from ..tools.consumer_groups import ConsumerGroups
+    from ..format.java_string import java_order
+    from ..groups.committed_offsets import CommittedOffsets
 
-    groups = ConsumerGroups(log_dirs, progress=progress)
-    reports = groups.describe(None, "offsets")
+    offsets = CommittedOffsets(log_dirs, progress=progress)
+    groups = offsets.load_groups(None)
     rows = []
-    stranded = {(c.group, c.topic, c.partition) for c in groups.stranded}
-    for report in reports:
+    for group in sorted((g for g in groups.values() if g.is_consumer_group),
+                        key=lambda g: java_order(g.group_id)):
+        partitions = offsets.partition_lags(group)
         # a commit outside the log (a truncation or retention since) has no lag to add: its
         # consumer resumes wherever auto.offset.reset says
-        inside = [r for r in report.rows
-                  if (report.group, r["topic"], r["partition"]) not in stranded]
-        lags = [r["lag"] for r in inside if r.get("lag") is not None]
-        topics = sorted({r["topic"] for r in report.rows})
-        rows.append({"group": report.group, "state": report.state, "topics": topics,
-                     "partitions": len(report.rows), "partitionsWithLag": len(lags),
-                     "partitionsOutOfRange": len(report.rows) - len(inside), "lag": sum(lags) if lags else None})
-    provenance = groups.provenance("offsets")
-    notes = ["consumer groups: " + line for line in provenance.lines
-             if not line.startswith(("as last persisted", "LOG-END-OFFSET"))]
+        inside = [p for p in partitions if not p.stranded]
+        lags = [p.lag for p in inside if p.lag is not None]
+        topics = sorted({p.topic for p in partitions})
+        rows.append({"group": group.group_id, "state": group.state, "topics": topics,
+                     "partitions": len(partitions), "partitionsWithLag": len(lags),
+                     "partitionsOutOfRange": len(partitions) - len(inside),
+                     "lag": sum(lags) if lags else None})
+    provenance = offsets.reading_provenance()
+    notes = ["consumer groups: " + line for line in provenance.lines]
     if rows:
         notes.append("consumer groups: lag is each committed partition's high watermark "
                      "(replication-offset-checkpoint) minus the committed offset, summed")
-    notes += [f"consumer groups: not in the lag: {c.describe()}" for c in groups.stranded]
+    notes += [f"consumer groups: not in the lag: {c.describe()}" for c in offsets.stranded]
     return rows, notes, provenance.problem
 
 
