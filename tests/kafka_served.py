@@ -85,27 +85,32 @@ def _from_json(data: dict) -> Served:
                   {(g, tp): o for g, tp, o in data["committed"]}, data["log"])
 
 
-SERVE_ATTEMPTS = 3
+# the abort task's first run on each attempt: Kafka first, then later, once the broker has
+# surely learnt its partitions' leaders (a loaded machine needs seconds for that)
+ABORT_DELAYS_MS = (500, 15_000, 30_000)
 
 
 def _serve(log_dir: Path, work_dir: Path, isolation: str) -> Served:
     """One broker run; again on the original bytes when Kafka lost the start-up race of
-    :func:`markers_skipped` (what it served then depends on timing, not on the files)."""
+    :func:`markers_skipped` (what it served then depends on timing, not on the files), with the
+    timed-out transactions' abort put off until the broker knows its partitions' leaders."""
     pristine = work_dir.with_name(work_dir.name + "-pristine")
     shutil.rmtree(pristine, ignore_errors=True)
     shutil.copytree(log_dir, pristine, ignore=shutil.ignore_patterns(".lock"))
     try:
-        for attempt in range(1, SERVE_ATTEMPTS + 1):
+        for attempt, delay in enumerate(ABORT_DELAYS_MS, 1):
             if attempt > 1:
                 shutil.rmtree(work_dir, ignore_errors=True)
-            broker = KafkaBroker(log_dir=log_dir, work_dir=work_dir, overrides=OVERRIDES)
+            overrides = {**OVERRIDES,
+                         "transaction.abort.timed.out.transaction.cleanup.interval.ms": delay}
+            broker = KafkaBroker(log_dir=log_dir, work_dir=work_dir, overrides=overrides)
             broker.start()
             try:
                 served = read_served(broker.bootstrap, isolation)
             finally:
                 broker.stop()
             served.log = broker.log_text().splitlines()
-            if not markers_skipped(served.log) or attempt == SERVE_ATTEMPTS:
+            if not markers_skipped(served.log) or attempt == len(ABORT_DELAYS_MS):
                 return served
             shutil.rmtree(log_dir)
             shutil.copytree(pristine, log_dir)

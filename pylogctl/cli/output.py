@@ -184,12 +184,17 @@ def write_sections(output: str, make_sections: Callable[[Optional[Callable[[int]
 
     def sections() -> Iterator[S]:
         nonlocal hidden
+        shown = False
         for section in make_sections(advance):
             done.append(section)
             if idle is not None and idle(section):
                 hidden += 1
                 continue
+            shown = True
             yield section
+        if not shown and hidden and output == "table":  # a table keeps its header line
+            hidden -= 1
+            yield done[0]
 
     try:
         get_formatter(output).write(sections(), out)

@@ -21,10 +21,9 @@ from .end_offsets import EndOffsets, LagFrom
 from .group_metadata import Group, Member
 from .offset_commits import OffsetAndMetadata, TopicPartition
 from .offsets_topic import GroupsLoad, OffsetsTopic
-from .replicas import LogDirs
+from .replicas import LogDirs, choices_summary
 from .stranded_commits import StrandedCommit, outside
 
-MAX_CHOICE_LINES = 10  # replica choices named one per line, then counted
 
 
 @dataclass(frozen=True)
@@ -113,9 +112,12 @@ class CommittedOffsets:
         return PartitionLag(tp.topic, tp.partition, member, commit, offset, found.offset,
                             stranded)
 
-    def reading_provenance(self, meaning: Sequence[str] = ()) -> Provenance:
+    def reading_provenance(self, meaning: Sequence[str] = (), verbose: bool = False,
+                           list_hint: str = " (--verbose lists them)") -> Provenance:
         """What the last load read: the offsets partitions and replicas, and what they said;
-        ``meaning``: the caller's lines on what its columns mean, put after the first."""
+        ``meaning``: the caller's lines on what its columns mean, put after the first. The
+        replicas chosen among several are summed up in one line (``list_hint`` says how to see
+        them), or with ``verbose`` listed one per partition."""
         load = self.load
         assert load is not None, "load_groups first"
         lines = []
@@ -139,13 +141,9 @@ class CommittedOffsets:
                          f"partition count ({load.partition_count}, {counted}) may be wrong; "
                          f"give every broker's log dir, or --offsets-partitions N")
         choices = self.log_dirs.choices
-        for c in choices[:MAX_CHOICE_LINES]:
-            lines.append(f"{c.topic}-{c.partition}: read {c.chosen.describe()} ({c.reason}); "
-                         f"not " + "; ".join(o.describe() for o in c.others))
-        if len(choices) > MAX_CHOICE_LINES:
-            lines.append(f"... and {len(choices) - MAX_CHOICE_LINES} more partitions with "
-                         f"replicas in several log dirs (highest leader epoch, then log end "
-                         f"offset, then the first log dir given)")
+        if choices:
+            lines += ([c.line() for c in choices] if verbose
+                      else [choices_summary(choices) + list_hint])
         notes = [n for p in load.partitions for n in p.notes]
         replica_notes = [n for c in self.log_dirs.made
                          for r in (c.chosen, *c.others) for n in r.notes]

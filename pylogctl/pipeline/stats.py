@@ -156,7 +156,7 @@ def group_lag(log_dirs: list[str], progress: Callable[[int], None] | None = None
                      "partitions": len(partitions), "partitionsWithLag": len(lags),
                      "partitionsOutOfRange": len(partitions) - len(inside),
                      "lag": sum(lags) if lags else None})
-    provenance = offsets.reading_provenance()
+    provenance = offsets.reading_provenance(list_hint="")
     notes = ["consumer groups: " + line for line in provenance.lines]
     if rows:
         notes.append("consumer groups: lag is each committed partition's high watermark "

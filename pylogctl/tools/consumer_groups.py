@@ -84,9 +84,10 @@ class ConsumerGroups(CommittedOffsets):
     """The groups of the given log dirs (their reading and lag: :class:`CommittedOffsets`),
     described as kafka-consumer-groups.sh would."""
 
-    def provenance(self, view: str) -> Provenance:
+    def provenance(self, view: str, verbose: bool = False) -> Provenance:
         """What the last list or describe read, and what the columns of ``view`` (``list``,
-        ``list-states`` or one of :data:`~.group_columns.VIEWS`) mean."""
+        ``list-states`` or one of :data:`~.group_columns.VIEWS`) mean; the replicas chosen among
+        several in one line, or with ``verbose`` one per partition."""
         meaning = []
         if view != "list":
             meaning.append("as last persisted in __consumer_offsets: states and members are "
@@ -96,7 +97,7 @@ class ConsumerGroups(CommittedOffsets):
                 "each partition's high watermark (replication-offset-checkpoint, at most the "
                 "log end offset)" if self.lag_from == "hw" else
                 "each partition's log end offset (--lag-from leo)"))
-        return self.reading_provenance(meaning)
+        return self.reading_provenance(meaning, verbose)
 
     # -- --list -------------------------------------------------------------------------
     def list(self, states: set[str] | None = None, types: set[str] | None = None
