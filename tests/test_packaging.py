@@ -117,3 +117,18 @@ def test_the_accelerators_are_built_where_they_can_be(module):
     stale = [p.name for p in sources if p.stat().st_mtime > built + 1]
     assert not stale, ("edited after the extension was built (rebuild it with "
                        f"`pip install -e .`): {stale}")
+
+
+def test_every_package_of_the_tree_is_listed_for_the_wheel():
+    """pyproject lists the packages explicitly (formatters/ is mapped under pylogctl): a new
+    subpackage missing from the list would be left out of the wheel while every test that runs
+    from the checkout still passes."""
+    import tomllib
+
+    root = Path(__file__).resolve().parent.parent
+    listed = set(tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]
+                 ["packages"])
+    found = {".".join(init.parent.relative_to(root).parts)
+             for init in (root / "pylogctl").rglob("__init__.py")
+             if not init.parent.is_symlink() and "formatters" not in init.parent.parts}
+    assert found - listed == set()

@@ -114,5 +114,7 @@ def test_a_url_to_a_prefix_with_no_log_dir_is_a_usage_error(s3_server, indexed_l
     done = run_pylogctl("scan", url, "--count")
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
-        f"pylogctl: {url} is neither a partition dir, a log dir nor a dir holding log dirs"]
+        f"pylogctl: {url} is neither a partition dir, a log dir nor a dir holding log dirs: no "
+        f"meta.properties or offset checkpoint, no {{topic}}-{{partition}} dirs with segments, "
+        f"no segment files (found README.txt)"]
     shutil.rmtree(junk)
