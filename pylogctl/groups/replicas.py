@@ -23,7 +23,6 @@ from typing import Iterable, Sequence
 from ..errors import PylogctlError, UsageError
 from ..storage.checkpoint import (HIGH_WATERMARK_CHECKPOINT, LEADER_EPOCH_CHECKPOINT,
                                   LOG_START_OFFSET_CHECKPOINT, read_leader_epoch_checkpoint)
-from ..storage.files import require_path
 from ..storage.log_dir_layout import LOG_DIR_PATH, PARTITION_METADATA, log_segments, not_a_kafka_dir
 from ..storage.log_dir import LogDir, PartitionEntry
 from ..storage.metadata_files import read_partition_metadata
@@ -133,7 +132,7 @@ def expand_log_dirs(paths: Iterable[str | os.PathLike[str]]) -> list[str]:
     """Log dirs, with a dir holding log dirs (one per broker) replaced by those log dirs."""
     out: list[str] = []
     for p in map(os.fspath, paths):
-        arg = resolve_path(require_path(p))
+        arg = resolve_path(p)
         if arg.kind is PathKind.FILE:
             raise UsageError(f"{p} is a file, not a log dir: give log dirs (one per broker) or a "
                              f"dir holding log dirs", path=p)

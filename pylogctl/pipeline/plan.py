@@ -38,7 +38,6 @@ from ..format.legacy import LegacyBatch
 from ..format.log_stream import iter_batches
 from ..format.record_batch import CODEC_MASK, RECORD_BATCH_OVERHEAD
 from ..storage import filesystems, remote_mirror
-from ..storage.files import require_path
 from ..storage.log_dir_layout import is_log_dir, live_partition_name, log_segments, not_a_kafka_dir
 from ..storage.log_dir import LogDir, PartitionEntry
 from ..storage.naming import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, replace_suffix
@@ -125,7 +124,7 @@ def _partition_entries(paths: list[str]) -> tuple[list[tuple[str | None, Partiti
     out: list[tuple[str | None, PartitionEntry]] = []
     log_dirs: list[str] = []
     for path in paths:
-        arg = resolve_path(require_path(path))
+        arg = resolve_path(path)
         if arg.kind is PathKind.FILE:
             raise UsageError(f"{path} is a file: give log dirs, dirs holding log dirs or "
                              f"partition dirs", path=path)

@@ -14,12 +14,12 @@ import os
 from dataclasses import dataclass
 from typing import Iterable
 
+from .files import require_path
 from .log_dir_layout import child_log_dirs, is_log_dir, is_partition_dir
 from .naming import PartitionDirName, log_file_offset, parse_partition_dir_name
 
 
 class PathKind(enum.Enum):
-    MISSING = "missing"
     FILE = "file"
     PARTITION_DIR = "partition dir"
     LOG_DIR = "log dir"
@@ -64,10 +64,11 @@ class PathArgument:
 
 def resolve_path(path: str | os.PathLike[str]) -> PathArgument:
     """What ``path`` names; a log dir wins over a partition dir, and both over a dir of log
-    dirs (a dir that cannot be listed is a :class:`~pylogctl.errors.FileUnreadableError`)."""
-    path = os.fspath(path)
+    dirs. A missing or unreadable path is said first, before what its name would mean
+    (:func:`~pylogctl.storage.files.require_path`, exit 3), for every command alike."""
+    path = require_path(path)
     if not os.path.isdir(path):
-        return PathArgument(path, PathKind.FILE if os.path.exists(path) else PathKind.MISSING)
+        return PathArgument(path, PathKind.FILE)
     if is_log_dir(path):
         return PathArgument(path, PathKind.LOG_DIR)
     if is_partition_dir(path):

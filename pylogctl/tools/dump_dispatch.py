@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Union
 
 from ..errors import PylogctlError, UsageError
-from ..storage.files import require_path
 from ..storage.log_dir_layout import not_a_kafka_dir, partition_dir_files
 from ..storage.naming import (CHECKPOINT_SUFFIX, INDEX_SUFFIX, LOG_SUFFIX,
                               PRODUCER_SNAPSHOT_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX,
@@ -49,7 +48,7 @@ AnyDump = Union["LogDump", "IndexDump", "StateDump", "MetadataDump", UnknownFile
 def _resolve(path: str) -> PathArgument:
     """What a path argument names. A missing or unreadable path is said first (exit 3);
     anything but a directory is a file; a directory that is none of Kafka's is a usage error."""
-    arg = resolve_path(require_path(path))
+    arg = resolve_path(path)
     if arg.kind is PathKind.OTHER_DIR:
         raise not_a_kafka_dir(path)
     return arg

@@ -23,7 +23,6 @@ from typing import Callable, Generic, Iterator, TypeVar
 
 from ..errors import UsageError
 from ..storage.lock import LogDirLock, ensure_unlocked
-from ..storage.files import require_path
 from ..storage.log_dir_layout import live_partition_name, not_a_kafka_dir
 from ..storage.log_dir import LogDir, PartitionEntry
 from ..storage.partition_paths import PathKind, resolve_path, select_partitions
@@ -47,7 +46,7 @@ def resolve_targets(paths: list[str], command: str) -> list[Target]:
     """Log dirs and the partitions wanted in each, in argument order, merged."""
     arguments = []
     for path in paths:
-        arg = resolve_path(require_path(path))
+        arg = resolve_path(path)
         if arg.kind is PathKind.FILE:
             raise UsageError(f"{path} is not a directory: {command} takes partition dirs, log "
                              f"dirs or a dir holding log dirs", path=path)

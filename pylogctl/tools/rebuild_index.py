@@ -35,7 +35,7 @@ from ..format.log_stream import LOG_OVERHEAD, MIN_RECORD_OVERHEAD
 from ..storage.backup import Backup
 from ..storage.checkpoint import TEMP_SUFFIX, write_file_atomically
 from ..storage.file_records import FileRecords
-from ..storage.files import read_bytes, require_path
+from ..storage.files import read_bytes
 from ..storage.lock import LogDirLock, ensure_unlocked
 from ..storage.log_config import LogConfig
 from ..storage.log_dir_layout import log_segments, not_a_kafka_dir, partition_dirs
@@ -164,10 +164,10 @@ def resolve_targets(paths: list[str]) -> list[PartitionTarget]:
     partition's dir (``-delete``) is left out: the broker removes it at start-up."""
     arguments = []
     for path in paths:
-        arg = resolve_path(require_path(path))
+        arg = resolve_path(path)
         if arg.kind is PathKind.OTHER_DIR:
             raise not_a_kafka_dir(path)
-        if arg.kind in (PathKind.FILE, PathKind.MISSING):
+        if arg.kind is PathKind.FILE:
             if arg.segment_base is None:
                 raise UsageError(f"{path} is not a segment: rebuild-index takes .log files named "
                                  f"by their base offset (00000000000000000000.log), partition "
